@@ -1,0 +1,56 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import addFormats from 'ajv-formats';
+import type { Config } from './config.ts';
+import type { Database } from './db/client.ts';
+import { authPlugin } from './platform/auth.ts';
+import { registerErrorHandling } from './platform/errors.ts';
+import { registerHealth } from './platform/health.ts';
+import { registerOpenApi } from './platform/openapi.ts';
+import { ErrorBody } from './platform/schemas.ts';
+import { adminRoutes, oauthRoutes } from './modules/admin/routes.ts';
+import { findPrincipalByToken } from './modules/admin/service.ts';
+import { coreRoutes } from './modules/core/routes.ts';
+import { findPrincipalByApiKey } from './modules/core/service.ts';
+import { transcoderRoutes } from './modules/transcoder/routes.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  adminToken: string;
+  logger?: boolean | object;
+}
+
+export async function buildApp({ config, database, adminToken, logger = false }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    trustProxy: true,
+    ajv: {
+      // Query arrays: one value or many; booleans and numbers from strings. Unknown properties are ignored, not rejected.
+      customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true },
+      plugins: [addFormats as any],
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = database;
+
+  app.addSchema(ErrorBody);
+  registerErrorHandling(app);
+  await app.register(formbody);
+  await registerOpenApi(app, config.publicUrl.origin);
+  await app.register(authPlugin, {
+    adminToken,
+    publicHost: config.publicUrl.hostname,
+    authenticator: {
+      byApiKey: (hash) => findPrincipalByApiKey(db, hash),
+      byBearerToken: (hash) => findPrincipalByToken(db, hash),
+    },
+  });
+  registerHealth(app, database.ping);
+
+  await app.register(adminRoutes, { db });
+  await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
+  await app.register(coreRoutes, { db });
+  await app.register(transcoderRoutes);
+  return app;
+}

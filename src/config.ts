@@ -1,0 +1,37 @@
+import { resolve } from 'node:path';
+
+/** Every environment variable the platform reads, parsed and validated once. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL; tenant hosts are `{tenant}.{hostname of this URL}`. */
+  publicUrl: URL;
+  dataDir: string;
+  /** PostgreSQL connection string; unset means embedded PGlite under `dataDir`. */
+  databaseUrl: string | undefined;
+  adminToken: string | undefined;
+  oauthTokenTtlSeconds: number;
+  logLevel: string;
+}
+
+function int(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const publicUrl = new URL(env.MEDIAPLANE_PUBLIC_URL ?? `http://localhost:${env.PORT ?? 8080}`);
+  return {
+    port: int('PORT', env.PORT, 8080),
+    host: env.HOST ?? '0.0.0.0',
+    publicUrl,
+    dataDir: resolve(env.MEDIAPLANE_DATA_DIR ?? './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    adminToken: env.MEDIAPLANE_ADMIN_TOKEN || undefined,
+    oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    ...overrides,
+  };
+}

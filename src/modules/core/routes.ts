@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Db } from '../../db/client.ts';
+import { withErrors } from '../../platform/schemas.ts';
+import * as s from './schemas.ts';
+import * as core from './service.ts';
+
+export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
+  const tags = ['Core'];
+
+  app.get('/core/v1/settings/tenant/:id/status', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get tenant status', params: s.TenantStatusParams, response: withErrors({ 200: s.TenantStatus }) },
+  }, (req) => core.getTenantStatus(db, req.principal.tenantId, req.params.id));
+
+  app.get('/core/v1/api-key', {
+    config: { access: 'manage' },
+    schema: { tags, summary: 'Get API keys', querystring: s.ApiKeyListQuery, response: withErrors({ 200: s.ApiKeyList }) },
+  }, (req) => core.listApiKeys(db, req.principal.tenantId, req.query));
+
+  app.post('/core/v1/api-key', {
+    config: { access: 'manage' },
+    schema: { tags, summary: 'Create API key', body: s.ApiKeyWrite, response: withErrors({ 200: s.ApiKeyCreated }) },
+  }, (req) => core.createApiKey(db, req.principal.tenantId, req.body.name, req.body.roleType));
+
+  app.get('/core/v1/api-key/:id', {
+    config: { access: 'manage' },
+    schema: { tags, summary: 'Get single API key', params: s.ApiKeyParams, response: withErrors({ 200: s.ApiKeySingle }) },
+  }, (req) => core.getApiKey(db, req.principal.tenantId, req.params.id));
+
+  app.put('/core/v1/api-key/:id', {
+    config: { access: 'manage' },
+    schema: { tags, summary: 'Update API key', params: s.ApiKeyParams, body: s.ApiKeyWrite, response: withErrors({ 200: s.ApiKeyWritten }) },
+  }, (req) => core.updateApiKey(db, req.principal.tenantId, req.params.id, req.body.name, req.body.roleType));
+
+  app.delete('/core/v1/api-key/:id', {
+    config: { access: 'manage' },
+    schema: { tags, summary: 'Delete API key', params: s.ApiKeyParams, response: withErrors({ 204: { type: 'null' } }) },
+  }, async (req, reply) => {
+    await core.deleteApiKey(db, req.principal.tenantId, req.params.id);
+    return reply.status(204).send();
+  });
+};

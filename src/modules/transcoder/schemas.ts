@@ -1,0 +1,21 @@
+import { Type } from 'typebox';
+import { Paged, PagingQuery } from '../../platform/paging.ts';
+
+export const PresetListQuery = Type.Object({
+  limit: PagingQuery.limit,
+  page: PagingQuery.page,
+  mediaType: Type.Optional(Type.String({ maxLength: 32, description: 'video or audio (case-insensitive)' })),
+});
+
+export const TranscodingPreset = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  createsDownload: Type.Boolean(),
+  mediaType: Type.String(),
+  noTranscoding: Type.Boolean(),
+  hasVerticalOrientation: Type.Boolean(),
+  allowedExtensionsFile: Type.Array(Type.String()),
+});
+
+export const PresetList = Paged(TranscodingPreset);

@@ -1,0 +1,20 @@
+import { pageArray, type PageRequest } from '../../platform/paging.ts';
+import { PRESETS, type Preset } from './presets.ts';
+
+export const presentPreset = (p: Preset) => ({
+  id: p.id,
+  name: p.name,
+  description: p.description,
+  createsDownload: p.createsDownload,
+  mediaType: p.mediaType,
+  noTranscoding: p.noTranscoding,
+  hasVerticalOrientation: p.hasVerticalOrientation,
+  allowedExtensionsFile: [...p.allowedExtensionsFile],
+});
+
+const PRESENTED = PRESETS.map(presentPreset);
+
+export function listPresets(req: PageRequest & { mediaType?: string }) {
+  const mediaType = req.mediaType?.toLowerCase();
+  return pageArray(mediaType ? PRESENTED.filter((p) => p.mediaType === mediaType) : PRESENTED, req);
+}

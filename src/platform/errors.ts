@@ -1,0 +1,85 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** Every 4xx and 5xx body: `{ status: { code, status, message }, errors? }`. Codes are listed in docs/errors.md. */
+export class ApiError extends Error {
+  constructor(
+    readonly httpStatus: number,
+    readonly code: string,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(message);
+  }
+
+  body() {
+    return {
+      status: { code: this.code, status: this.httpStatus, message: this.message },
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export const validationError = (field: string, message: string) =>
+  new ApiError(400, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
+
+export const notFound = (code: string, what: string, id: string) => new ApiError(404, code, `${what} ${id} was not found`);
+
+export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+
+const CONTEXT_PREFIX: Record<string, string> = { body: '', querystring: '', params: '', headers: '' };
+
+function fieldOf(v: NonNullable<FastifyError['validation']>[number], context?: string): string {
+  const params = v.params as Record<string, unknown>;
+  const segments = v.instancePath.split('/').filter(Boolean);
+  if (typeof params?.missingProperty === 'string') segments.push(params.missingProperty);
+  const path = segments.join('.');
+  return (context ? CONTEXT_PREFIX[context] ?? '' : '') + (path || context || 'body');
+}
+
+/** Maps everything Fastify or a handler can throw to the one error shape; nothing else leaks out. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) return reply.status(error.httpStatus).send(error.body());
+    if (error.validation) {
+      const errors = error.validation.map((v) => ({ field: fieldOf(v, error.validationContext), message: v.message ?? 'is invalid' }));
+      const summary = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+      return reply.status(400).send(new ApiError(400, 'validation_failed', summary, errors).body());
+    }
+    const known = knownFastifyError(error);
+    if (known) return reply.status(known.httpStatus).send(known.body());
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged').body());
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(new ApiError(404, 'route_not_found', `No operation ${request.method} ${request.url.split('?')[0]}`).body()),
+  );
+}
+
+function knownFastifyError(error: FastifyError): ApiError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'validation_failed', 'The request body is empty but Content-Type is application/json', [
+        { field: 'body', message: 'must not be empty' },
+      ]);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'malformed_body', `The request body could not be parsed: ${error.message}`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'The request body is larger than the server accepts');
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && !error.code?.startsWith('FST_ERR'))) {
+    return new ApiError(400, 'malformed_body', `The request could not be parsed: ${error.message}`);
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ApiError(error.statusCode, 'bad_request', error.message);
+  }
+  return undefined;
+}

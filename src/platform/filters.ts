@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import { and, gte, ilike, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { validationError } from './errors.ts';
+import { DateTime } from './schemas.ts';
+
+/** An array filter: repeated parameters (`?ids=a&ids=b`) and comma-separated values (`?ids=a,b`) both work. */
+export const ArrayQuery = Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 1000 });
+
+export const DateRangeQuery = {
+  createDateStart: Type.Optional(DateTime),
+  createDateEnd: Type.Optional(DateTime),
+  lastModificationDateStart: Type.Optional(DateTime),
+  lastModificationDateEnd: Type.Optional(DateTime),
+};
+
+export const TagAttributeQuery = {
+  tags: Type.Optional(ArrayQuery),
+  attributes: Type.Optional(ArrayQuery),
+};
+
+export function arrayParam(value: string[] | string | undefined): string[] {
+  if (value === undefined) return [];
+  const list = Array.isArray(value) ? value : [value];
+  return list.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+}
+
+export function dateRange(column: AnyColumn, start?: string, end?: string): SQL | undefined {
+  return and(start ? gte(column, new Date(start)) : undefined, end ? lte(column, new Date(end)) : undefined);
+}
+
+/** Items carrying every listed tag. */
+export function hasAllTags(column: AnyColumn, tags: string[] | string | undefined): SQL | undefined {
+  const list = arrayParam(tags);
+  return list.length ? sql`${column} @> ${toTextArray(list)}` : undefined;
+}
+
+/** `attributes` filters are `[key]=value` (the spec's form) or `key=value`; items must carry every one. */
+export function hasAllAttributes(column: AnyColumn, attributes: string[] | string | undefined): SQL | undefined {
+  const list = arrayParam(attributes).map(normalizeAttributeFilter);
+  return list.length ? sql`${column} @> ${toTextArray(list)}` : undefined;
+}
+
+export function normalizeAttributeFilter(raw: string): string {
+  const m = /^\[([^\]]+)\]=(.*)$/.exec(raw) ?? /^([^=\[\]]+)=(.*)$/.exec(raw);
+  if (!m) throw validationError('attributes', `"${raw}" is not of the form [key]=value`);
+  return `${m[1]}=${m[2]}`;
+}
+
+/** Case-insensitive substring match of `query` over the given columns. */
+export function textSearch(query: string | undefined, ...columns: (AnyColumn | SQL)[]): SQL | undefined {
+  if (!query) return undefined;
+  const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return or(...columns.map((c) => ilike(c as AnyColumn, pattern)));
+}
+
+function toTextArray(values: string[]): SQL {
+  return sql`ARRAY[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`;
+}

@@ -1,0 +1,31 @@
+import { Type, type TSchema } from 'typebox';
+
+/** Field schemas shared by every module, named as the spec names them. */
+export const Uuid = Type.String({ format: 'uuid' });
+export const DateTime = Type.String({ format: 'date-time' });
+/** A date in a response: rows carry `Date`, serialized as ISO 8601 UTC (`Z`). */
+export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
+export const Metadata = Type.Record(Type.String(), Type.String(), { description: 'string to string' });
+export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 });
+export const Attribute = Type.String({ pattern: '^[^=\\s][^=]*=.*$', maxLength: 1024, description: 'key=value' });
+export const Attributes = Type.Array(Attribute, { maxItems: 100 });
+/** Event and streaming asset ids. */
+export const ExternalId = Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' });
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const ErrorBody = Type.Object(
+  {
+    status: Type.Object({ code: Type.String(), status: Type.Integer(), message: Type.String() }),
+    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Error', description: 'The one error shape; codes in docs/errors.md' },
+);
+
+export const IdResponse = Type.Object({ id: Type.String() });
+
+/** Error responses every authenticated operation can give, for the OpenAPI document. */
+export function withErrors<R extends Record<number, TSchema>>(responses: R) {
+  const ref = Type.Ref('Error');
+  return { ...responses, 400: ref, 401: ref, 403: ref, 404: ref };
+}
