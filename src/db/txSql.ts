@@ -1,0 +1,12 @@
+import type { Queryable } from './client.ts';
+
+/**
+ * Raw SQL on the connection behind a Drizzle handle (a transaction's own client inside a transaction), so that
+ * libraries that bring their own SQL (pg-boss `send`) write in the same transaction as our rows.
+ * Both node-postgres clients and PGlite transactions answer `query(text, params)` with `{ rows }`.
+ */
+export function executorOf(db: Queryable): { executeSql(text: string, values: unknown[]): Promise<{ rows: any[] }> } {
+  const client = (db as any).session?.client;
+  if (!client?.query) throw new Error('no SQL client behind this database handle');
+  return { executeSql: (text, values) => client.query(text, values) };
+}
