@@ -2,3 +2,4 @@ export * from './tenants.ts';
 // Every table, for drizzle-kit and the typed query builder.
 export * from '../modules/admin/tables.ts';
 export * from '../modules/core/tables.ts';
+export * from '../modules/notifications/tables.ts';
