@@ -2,8 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import addFormats from 'ajv-formats';
-import type { Config } from './config.ts';
-import type { Database } from './db/client.ts';
+import type { PlatformContext } from './context.ts';
 import { authPlugin } from './platform/auth.ts';
 import { registerErrorHandling } from './platform/errors.ts';
 import { registerHealth } from './platform/health.ts';
@@ -15,14 +14,14 @@ import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
 import { transcoderRoutes } from './modules/transcoder/routes.ts';
 
-export interface AppDeps {
-  config: Config;
-  database: Database;
+export interface AppOptions {
   adminToken: string;
   logger?: boolean | object;
 }
 
-export async function buildApp({ config, database, adminToken, logger = false }: AppDeps): Promise<FastifyInstance> {
+/** The HTTP side: platform plugins first, then each module's routes. */
+export async function buildApp(ctx: PlatformContext, { adminToken, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const { config, database, db } = ctx;
   const app = Fastify({
     logger,
     trustProxy: true,
@@ -32,7 +31,6 @@ export async function buildApp({ config, database, adminToken, logger = false }:
       plugins: [addFormats as any],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  const { db } = database;
 
   app.addSchema(ErrorBody);
   registerErrorHandling(app);

@@ -9,8 +9,9 @@ const program = new Command('mediaplane').description('Mediaplane: a self-hostab
 program
   .command('serve', { isDefault: true })
   .description('start the platform (API on PORT, default 8080)')
-  .action(async () => {
-    const config = loadConfig();
+  .option('--role <role>', 'all (default), api or worker', process.env.MEDIAPLANE_ROLE ?? 'all')
+  .action(async (opts: { role: string }) => {
+    const config = loadConfig({ ...process.env, MEDIAPLANE_ROLE: opts.role });
     const platform = await openPlatform(config, {
       logger: { level: config.logLevel },
       onAdminTokenCreated: (token, path) =>
@@ -26,8 +27,12 @@ program
     };
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
+    if (config.role === 'worker') {
+      platform.app.log.info(`Mediaplane worker running (database: ${platform.database.kind})`);
+      return;
+    }
     await platform.app.listen({ port: config.port, host: config.host });
-    platform.app.log.info(`Mediaplane on ${config.publicUrl.origin} (database: ${platform.database.kind}, data: ${config.dataDir})`);
+    platform.app.log.info(`Mediaplane ${config.role} on ${config.publicUrl.origin} (database: ${platform.database.kind}, data: ${config.dataDir})`);
   });
 
 program

@@ -12,6 +12,8 @@ export interface Config {
   adminToken: string | undefined;
   oauthTokenTtlSeconds: number;
   logLevel: string;
+  /** `all` (default): API and workers in one process; `api` or `worker` to scale them apart. */
+  role: 'all' | 'api' | 'worker';
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -19,6 +21,12 @@ function int(name: string, value: string | undefined, fallback: number): number 
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
   return n;
+}
+
+function role(value: string | undefined): Config['role'] {
+  if (!value) return 'all';
+  if (value === 'all' || value === 'api' || value === 'worker') return value;
+  throw new Error(`MEDIAPLANE_ROLE must be all, api or worker, got "${value}"`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -32,6 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminToken: env.MEDIAPLANE_ADMIN_TOKEN || undefined,
     oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
     logLevel: env.LOG_LEVEL ?? 'info',
+    role: role(env.MEDIAPLANE_ROLE),
     ...overrides,
   };
 }

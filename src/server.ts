@@ -4,10 +4,16 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
+import type { PlatformContext, WorkerStarter } from './context.ts';
+import { JobQueue } from './jobs/queue.ts';
+
+/** Each module's workers; a module with job handlers adds its starter here. */
+const WORKERS: WorkerStarter[] = [];
 
 export interface Platform {
   app: FastifyInstance;
   database: Database;
+  ctx: PlatformContext;
   adminToken: string;
   close(): Promise<void>;
 }
@@ -16,24 +22,32 @@ export interface Platform {
 export async function openPlatform(config: Config, opts: { logger?: boolean | object; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   let database: Database | undefined;
+  let jobs: JobQueue | undefined;
   try {
     database = await openDatabase(config);
     await database.migrate();
+    jobs = await JobQueue.start(database);
+    const ctx: PlatformContext = { config, database, db: database.db, jobs };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
-    const app = await buildApp({ config, database, adminToken: admin.token, logger: opts.logger });
+    const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });
+    if (config.role !== 'api') for (const start of WORKERS) await start(ctx);
     const db = database;
+    const queue = jobs;
     return {
       app,
       database,
+      ctx,
       adminToken: admin.token,
       close: async () => {
         await app.close();
+        await queue.stop();
         await db.close();
         release();
       },
     };
   } catch (e) {
+    await jobs?.stop().catch(() => {});
     await database?.close().catch(() => {});
     release();
     throw e;

@@ -1,0 +1,14 @@
+import type { Config } from './config.ts';
+import type { Database, Db } from './db/client.ts';
+import type { JobQueue } from './jobs/queue.ts';
+
+/** What every module is given: configuration, the database, the job queue (and, as they land, the object store). */
+export interface PlatformContext {
+  config: Config;
+  database: Database;
+  db: Db;
+  jobs: JobQueue;
+}
+
+/** A module's job handlers, started on the `worker` role (and on `all`, the default). */
+export type WorkerStarter = (ctx: PlatformContext) => Promise<void>;
