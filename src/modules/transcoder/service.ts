@@ -18,3 +18,6 @@ export function listPresets(req: PageRequest & { mediaType?: string }) {
   const mediaType = req.mediaType?.toLowerCase();
   return pageArray(mediaType ? PRESENTED.filter((p) => p.mediaType === mediaType) : PRESENTED, req);
 }
+
+/** The preset an asset or output asks for; other modules read the catalogue through here. */
+export { presetById, type Preset } from './presets.ts';

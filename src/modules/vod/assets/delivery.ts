@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { and, eq } from 'drizzle-orm';
+import type { PlatformContext } from '../../../context.ts';
+import { ApiError } from '../../../platform/errors.ts';
+import { isUuid } from '../../../platform/ids.ts';
+import { contentTypeOf } from '../../../media/contentTypes.ts';
+import { parseRange } from '../../../storage/range.ts';
+import { vodOutputs } from './tables.ts';
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Range',
+  'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges',
+};
+
+/**
+ * Serves the files of available outputs to players: `GET /media/vod/{tenant}/{asset}/{output}/{path}`, from the
+ * object store, with range requests and CORS so that a page on any origin can play them.
+ */
+export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext): void {
+  const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
+
+  app.options('/media/vod/*', { schema: { hide: true } }, async (_req, reply) => reply.headers({ ...CORS, 'access-control-max-age': '86400' }).status(204).send());
+
+  app.route<{ Params: { tenantId: string; assetId: string; outputId: string; '*': string } }>({
+    method: ['GET', 'HEAD'],
+    url: '/media/vod/:tenantId/:assetId/:outputId/*',
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      const { tenantId, assetId, outputId } = req.params;
+      const path = req.params['*'];
+      if (!isUuid(tenantId) || !isUuid(assetId) || !path || path.split('/').some((seg) => seg === '..' || seg === '')) throw notFound();
+      const [output] = await ctx.db
+        .select({ status: vodOutputs.status })
+        .from(vodOutputs)
+        .where(and(eq(vodOutputs.tenantId, tenantId), eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
+      if (output?.status !== 'Available') throw notFound();
+      const key = `tenants/${tenantId}/vod/${assetId}/${outputId}/${path}`;
+      const info = await ctx.store.head(key);
+      if (!info) throw notFound();
+      reply.headers({ ...CORS, 'accept-ranges': 'bytes', 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable' });
+      const range = parseRange(req.headers.range, info.size);
+      if (range === 'unsatisfiable') {
+        return reply.status(416).header('content-range', `bytes */${info.size}`).send();
+      }
+      if (range) {
+        reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`).header('content-length', range.end - range.start + 1);
+      } else {
+        reply.header('content-length', info.size);
+      }
+      if (req.method === 'HEAD') return reply.send();
+      return reply.send(await ctx.store.getStream(key, range ?? undefined));
+    },
+  });
+}

@@ -1,0 +1,187 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../../context.ts';
+import type { Queryable } from '../../../db/client.ts';
+import type { JobSpec } from '../../../jobs/queue.ts';
+import { transcode } from '../../../media/transcode.ts';
+import { recordEvent } from '../../notifications/events.ts';
+import { presetById } from '../../transcoder/service.ts';
+import { loadSourceFiles } from './sourceFiles.ts';
+import { uploadOutput } from './upload.ts';
+import { vodAssets, vodOutputs, type EndpointRow } from './tables.ts';
+
+export interface TranscodeJob {
+  tenantId: string;
+  assetId: string;
+  outputId: string;
+}
+
+const JOB = 'vod.transcode';
+/** A worker renews its claim on an output while it works; a claim not renewed for this long means the worker died. */
+const LEASE_MS = 30_000;
+const HEARTBEAT_MS = 10_000;
+const MAX_ATTEMPTS = 3;
+const WORKER_ID = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+
+export async function enqueueTranscode(ctx: PlatformContext, tx: Queryable, job: TranscodeJob): Promise<string | null> {
+  return ctx.jobs.send(JOB, job, { tx });
+}
+
+const outputWhere = (j: TranscodeJob) => and(eq(vodOutputs.tenantId, j.tenantId), eq(vodOutputs.assetId, j.assetId), eq(vodOutputs.id, j.outputId));
+
+/** Takes the output for this worker unless a live worker holds it or it is finished. */
+async function claim(ctx: PlatformContext, j: TranscodeJob) {
+  const [row] = await ctx.db
+    .update(vodOutputs)
+    .set({ leaseOwner: WORKER_ID, leaseUntil: new Date(Date.now() + LEASE_MS), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
+    .where(and(outputWhere(j), inArray(vodOutputs.status, ['Pending', 'Processing']), or(eq(vodOutputs.leaseOwner, 'queued'), lt(vodOutputs.leaseUntil, new Date()))))
+    .returning();
+  return row;
+}
+
+async function fail(ctx: PlatformContext, j: TranscodeJob, message: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const rows = await tx.update(vodOutputs).set({ status: 'Error', errorMessage: message, leaseOwner: null, leaseUntil: null }).where(outputWhere(j)).returning();
+    if (!rows.length) return;
+    await recordEvent(tx, j.tenantId, 'vod.output.failed', { id: j.outputId, assetId: j.assetId, errorMessage: message });
+    const [asset] = await tx.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
+    if (asset && asset.preset === rows[0].preset && asset.status !== 'Available') {
+      await tx.update(vodAssets).set({ status: 'Error', errorMessage: message, lastModificationDate: new Date() }).where(eq(vodAssets.id, j.assetId));
+      await recordEvent(tx, j.tenantId, 'vod.asset.failed', { id: j.assetId, errorMessage: message });
+    }
+  });
+}
+
+/** Errors that retrying cannot fix: the source or the request is wrong. */
+class PermanentError extends Error {}
+
+async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void> {
+  const output = await claim(ctx, j);
+  if (!output) return;
+  if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
+  const heartbeat = setInterval(() => {
+    void ctx.db.update(vodOutputs).set({ leaseUntil: new Date(Date.now() + LEASE_MS) }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+  }, HEARTBEAT_MS);
+  const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
+  const abort = new AbortController();
+  try {
+    const [asset] = await ctx.db.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
+    const preset = presetById(output.preset);
+    if (!asset || !preset) throw new PermanentError(!asset ? 'The asset was deleted' : `Preset ${output.preset} no longer exists`);
+    await ctx.db.transaction(async (tx) => {
+      if (asset.status === 'Pending') {
+        await tx.update(vodAssets).set({ status: 'Processing', lastModificationDate: new Date() }).where(and(eq(vodAssets.id, asset.id), eq(vodAssets.status, 'Pending')));
+        await recordEvent(tx, j.tenantId, 'vod.asset.updated', { id: asset.id, status: 'Processing' });
+      }
+    });
+    const source = asset.sources[0];
+    const file = (await loadSourceFiles(ctx.db, j.tenantId, [source.fileId])).get(source.fileId);
+    if (!file) throw new PermanentError(`Source file ${source.fileId} was deleted`);
+
+    await rm(workDir, { recursive: true, force: true });
+    await mkdir(workDir, { recursive: true });
+    let reported = -1;
+    let lastWrite = 0;
+    const result = await transcode({
+      input: await ctx.store.readableLocation(file.fileKey),
+      durationMs: file.durationMs ?? asset.durationMilliseconds ?? 0,
+      tracks: source.transcodingTracks,
+      preset,
+      overlays: output.overlays,
+      outDir: workDir,
+      signal: abort.signal,
+      onProgress: (percent: number) => {
+        const p = Math.min(99, Math.floor(percent));
+        if (p <= reported || Date.now() - lastWrite < 500) return;
+        reported = p;
+        lastWrite = Date.now();
+        void ctx.db.update(vodOutputs).set({ progressPercent: p }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+      },
+    }).catch((e: Error) => {
+      throw new PermanentError(e.message);
+    });
+
+    const prefix = `tenants/${j.tenantId}/vod/${j.assetId}/${j.outputId}/`;
+    // A previous attempt may have left part of its upload: start from an empty prefix so no file is orphaned.
+    await ctx.store.deletePrefix(prefix);
+    const endpoints: EndpointRow[] = await uploadOutput(ctx, workDir, prefix, result, { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset });
+
+    const finished = await ctx.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(vodOutputs)
+        .set({ status: 'Available', progressPercent: 100, endpoints, completionDate: new Date(), errorMessage: null, leaseOwner: null, leaseUntil: null })
+        .where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID)))
+        .returning();
+      if (!rows.length) return false;
+      await recordEvent(tx, j.tenantId, 'vod.output.available', { id: j.outputId, assetId: j.assetId, preset: output.preset });
+      if (asset.preset === output.preset) {
+        const duration = Math.max(...endpoints.map((e) => e.durationMilliseconds), 0) || asset.durationMilliseconds;
+        await tx.update(vodAssets).set({ status: 'Available', errorMessage: null, durationMilliseconds: duration, lastModificationDate: new Date() }).where(eq(vodAssets.id, j.assetId));
+        await recordEvent(tx, j.tenantId, 'vod.asset.available', { id: j.assetId });
+      }
+      return true;
+    });
+    // Deleted (or taken over) while we worked: what we uploaded belongs to nobody.
+    if (!finished) await ctx.store.deletePrefix(prefix);
+  } catch (e) {
+    if (e instanceof PermanentError) return fail(ctx, j, e.message);
+    // Let the queue retry; release the claim so the retry can take it at once.
+    await ctx.db.update(vodOutputs).set({ leaseUntil: new Date(0) }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+    throw e;
+  } finally {
+    clearInterval(heartbeat);
+    abort.abort();
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/**
+ * Outputs whose worker died (claim expired while Pending/Processing) are queued again; outputs past their
+ * `expirationDate` are removed with their files.
+ */
+async function sweep(ctx: PlatformContext): Promise<void> {
+  const orphans = await ctx.db
+    .update(vodOutputs)
+    .set({ leaseOwner: 'queued', leaseUntil: new Date(Date.now() + 3600_000) })
+    .where(and(inArray(vodOutputs.status, ['Pending', 'Processing']), isNotNull(vodOutputs.leaseUntil), lt(vodOutputs.leaseUntil, new Date())))
+    .returning({ tenantId: vodOutputs.tenantId, assetId: vodOutputs.assetId, outputId: vodOutputs.id });
+  for (const o of orphans) await ctx.jobs.send(JOB, o);
+
+  const expired = await ctx.db
+    .select({ tenantId: vodOutputs.tenantId, assetId: vodOutputs.assetId, id: vodOutputs.id })
+    .from(vodOutputs)
+    .where(and(isNotNull(vodOutputs.expirationDate), lt(vodOutputs.expirationDate, new Date())))
+    .limit(100);
+  for (const o of expired) {
+    const removed = await ctx.db.transaction(async (tx) => {
+      const rows = await tx.delete(vodOutputs).where(and(eq(vodOutputs.assetId, o.assetId), eq(vodOutputs.id, o.id))).returning({ id: vodOutputs.id });
+      if (rows.length) await recordEvent(tx, o.tenantId, 'vod.output.deleted', { id: o.id, assetId: o.assetId, reason: 'expired' });
+      return rows.length > 0;
+    });
+    if (removed) await ctx.store.deletePrefix(`tenants/${o.tenantId}/vod/${o.assetId}/${o.id}/`);
+  }
+}
+
+export function transcodeJobSpec(ctx: PlatformContext): JobSpec<TranscodeJob> {
+  return {
+    name: JOB,
+    concurrency: ctx.config.transcodeConcurrency,
+    retryLimit: MAX_ATTEMPTS,
+    retryDelaySeconds: 5,
+    // Long enough for a long encode; a dead worker is detected by its expired claim long before this.
+    expireInSeconds: 6 * 3600,
+    handler: (job) => runTranscode(ctx, job),
+  };
+}
+
+export async function startAssetWorkers(ctx: PlatformContext): Promise<void> {
+  const spec = transcodeJobSpec(ctx);
+  await ctx.jobs.define(spec);
+  await ctx.jobs.work(spec);
+  const interval = Number(process.env.MEDIAPLANE_SWEEP_INTERVAL_MS ?? 10_000);
+  const timer = setInterval(() => void sweep(ctx).catch((e) => console.error('[vod sweep]', e.message)), interval);
+  timer.unref();
+  void sweep(ctx).catch(() => {});
+}

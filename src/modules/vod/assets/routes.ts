@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { PlatformContext } from '../../../context.ts';
+import { MultiDeleteBody, MultiDeleteResult } from '../../../platform/multiDelete.ts';
+import { withErrors } from '../../../platform/schemas.ts';
+import * as s from './schemas.ts';
+import * as assets from './service.ts';
+
+export const vodAssetRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
+  const tags = ['VOD assets'];
+  const { db } = ctx;
+  const read = { access: 'read' as const };
+  const write = { access: 'write' as const };
+  const empty = Type.Null();
+
+  app.post('/vod/v1/assets', {
+    config: write,
+    schema: { tags, summary: 'Create VOD asset', body: s.VodAssetCreate, response: withErrors({ 200: Type.Object({ id: Type.String() }) }) },
+  }, (req) => assets.createAsset(ctx, req.principal.tenantId, req.body));
+
+  app.get('/vod/v1/assets', {
+    config: read,
+    schema: { tags, summary: 'List VOD assets', querystring: s.VodAssetListQuery, response: withErrors({ 200: s.VodAssetList }) },
+  }, (req) => assets.listAssets(db, req.principal.tenantId, req.query));
+
+  app.get('/vod/v1/assets/:id', {
+    config: read,
+    schema: { tags, summary: 'Get VOD asset', params: s.AssetParams, response: withErrors({ 200: s.VodAsset }) },
+  }, (req) => assets.getAsset(db, req.principal.tenantId, req.params.id));
+
+  app.patch('/vod/v1/assets/:id', {
+    config: write,
+    schema: { tags, summary: 'Update VOD asset', params: s.AssetParams, body: s.VodAssetPatch, response: withErrors({ 200: s.VodAsset }) },
+  }, (req) => assets.updateAsset(db, req.principal.tenantId, req.params.id, req.body));
+
+  app.delete('/vod/v1/assets/:id', {
+    config: write,
+    schema: { tags, summary: 'Delete VOD asset', params: s.AssetParams, response: withErrors({ 200: empty }) },
+  }, async (req, reply) => {
+    await assets.deleteAsset(ctx, req.principal.tenantId, req.params.id);
+    return reply.status(200).send();
+  });
+
+  app.post('/vod/v1/assets/deletemany', {
+    config: write,
+    schema: { tags, summary: 'Delete multiple VOD assets', body: MultiDeleteBody, response: withErrors({ 200: MultiDeleteResult }) },
+  }, (req) => assets.deleteAssets(ctx, req.principal.tenantId, req.body));
+
+  app.post('/vod/v1/assets/:id/outputs', {
+    config: write,
+    schema: { tags, summary: 'Add output to VOD asset', params: s.AssetParams, body: s.OutputCreate, response: withErrors({ 200: Type.Object({ outputId: Type.String() }) }) },
+  }, (req) => assets.addOutput(ctx, req.principal.tenantId, req.params.id, req.body));
+
+  app.delete('/vod/v1/assets/:id/outputs/:outputId', {
+    config: write,
+    schema: { tags, summary: 'Remove output from VOD asset', params: s.OutputParams, response: withErrors({ 200: empty }) },
+  }, async (req, reply) => {
+    await assets.removeOutput(ctx, req.principal.tenantId, req.params.id, req.params.outputId);
+    return reply.status(200).send();
+  });
+
+  app.get('/vod/v1/assets/:assetId/outputs/:outputId/progress', {
+    config: read,
+    schema: { tags, summary: 'Get VOD output progress', params: s.ProgressParams, response: withErrors({ 200: s.Progress }) },
+  }, (req) => assets.outputProgress(db, req.principal.tenantId, req.params.assetId, req.params.outputId));
+
+  app.post('/vod/v1/assets/outputs/progress', {
+    config: read,
+    schema: { tags, summary: 'Get multiple VOD output progress', body: s.ProgressManyBody, response: withErrors({ 200: s.ProgressMany }) },
+  }, (req) => assets.outputsProgress(db, req.principal.tenantId, req.body));
+};

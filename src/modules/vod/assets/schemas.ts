@@ -1,0 +1,151 @@
+import { Type } from 'typebox';
+import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform/filters.ts';
+import { Paged, PagingQuery } from '../../../platform/paging.ts';
+import { Attributes, DateTime, Metadata, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
+
+export const TranscodingTrack = Type.Object({
+  trackSelector: Type.Object({ trackId: Type.String({ minLength: 1, maxLength: 64 }) }),
+  type: Type.String({ description: 'Video, Audio or Caption (Captions accepted)' }),
+  language: Type.Optional(Type.String({ maxLength: 64 })),
+  name: Type.Optional(Type.String({ maxLength: 256 })),
+});
+
+export const VodSource = Type.Object({
+  fileId: Type.String({ minLength: 1, maxLength: 64 }),
+  transcodingTracks: Type.Optional(Type.Array(TranscodingTrack, { maxItems: 64 })),
+  fileTypesFlag: Type.Optional(Type.String()),
+});
+
+export const Overlay = Type.Object({
+  startTime: Type.String({ minLength: 1, maxLength: 32, description: 'start in milliseconds' }),
+  duration: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'milliseconds' }),
+  input: Type.Optional(
+    Type.Object({
+      type: Type.Optional(Type.String({ description: 'URL or S3' })),
+      url: Type.Optional(Type.String({ maxLength: 4096 })),
+      s3BucketName: Type.Optional(Type.String()),
+      s3ObjectKey: Type.Optional(Type.String()),
+      s3Region: Type.Optional(Type.String()),
+      s3RoleArn: Type.Optional(Type.String()),
+      s3ExternalId: Type.Optional(Type.String()),
+    }),
+  ),
+  imageX: Type.Optional(Type.Integer({ minimum: 0, maximum: 16384 })),
+  imageY: Type.Optional(Type.Integer({ minimum: 0, maximum: 16384 })),
+  width: Type.Integer({ minimum: 1, maximum: 16384 }),
+  height: Type.Integer({ minimum: 1, maximum: 16384 }),
+  fadeIn: Type.Optional(Type.Integer({ minimum: 0 })),
+  fadeOut: Type.Optional(Type.Integer({ minimum: 0 })),
+  opacity: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  layer: Type.Optional(Type.Integer()),
+});
+
+export const VodAssetCreate = Type.Object({
+  transcodedSources: Type.Array(VodSource, { minItems: 1, maxItems: 16 }),
+  preset: Type.String({ minLength: 1, maxLength: 128 }),
+  metadata: Type.Optional(Metadata),
+  title: Type.Optional(Type.String({ maxLength: 1024 })),
+  tags: Type.Optional(Tags),
+  attributes: Type.Optional(Attributes),
+  overlays: Type.Optional(Type.Array(Overlay, { maxItems: 16 })),
+  distributionInfo: Type.Optional(Type.Object({ accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])) })),
+});
+
+export const EndpointInfo = Type.Object({
+  id: Type.String(),
+  accessType: Type.String(),
+  format: Type.String(),
+  url: Type.String(),
+  preset: Type.String(),
+  protection: Type.String(),
+  durationMilliseconds: Type.Integer(),
+  size: Type.Integer(),
+  manifest: Type.String(),
+  hasVerticalOrientation: Type.Boolean(),
+});
+
+export const EntityTranscodingOutput = Type.Object({
+  id: Type.String(),
+  status: Type.String(),
+  preset: Type.String(),
+  expirationDate: Type.Union([Timestamp, Type.Null()]),
+  completionDate: Type.Union([Timestamp, Type.Null()]),
+  endpoints: Type.Array(EndpointInfo),
+  errorMessage: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+export const VodAsset = Type.Object({
+  id: Type.String(),
+  preset: Type.String(),
+  transcodedJobId: Type.Union([Type.String(), Type.Null()]),
+  title: Type.Union([Type.String(), Type.Null()]),
+  metadata: Metadata,
+  tenantId: Type.String(),
+  createDate: Timestamp,
+  lastModificationDate: Timestamp,
+  status: Type.String(),
+  fileIds: Type.Record(Type.String(), Type.String()),
+  sources: Type.Array(VodSource),
+  endpoints: Type.Array(EndpointInfo),
+  outputs: Type.Array(EntityTranscodingOutput),
+  errorMessage: Type.Union([Type.String(), Type.Null()]),
+  durationMilliseconds: Type.Union([Type.Integer(), Type.Null()]),
+  tags: Type.Array(Type.String()),
+  attributes: Type.Array(Type.String()),
+  distribution: Type.Object({ accessPolicyId: Type.Union([Type.String(), Type.Null()]), accessPolicyName: Type.Union([Type.String(), Type.Null()]) }),
+  sourceFileExtension: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const VodAssetSummary = Type.Object({
+  id: Type.String(),
+  preset: Type.String(),
+  title: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  durationMilliseconds: Type.Union([Type.Integer(), Type.Null()]),
+  metadata: Metadata,
+  tags: Type.Array(Type.String()),
+  attributes: Type.Array(Type.String()),
+  createDate: Timestamp,
+  lastModificationDate: Timestamp,
+});
+
+export const VodAssetListQuery = Type.Object({
+  ...PagingQuery,
+  ...DateRangeQuery,
+  ...TagAttributeQuery,
+  statuses: Type.Optional(ArrayQuery),
+  fileId: Type.Optional(Uuid),
+  ids: Type.Optional(ArrayQuery),
+  durationFrom: Type.Optional(Type.Integer({ minimum: 0 })),
+  durationTo: Type.Optional(Type.Integer({ minimum: 0 })),
+  presets: Type.Optional(ArrayQuery),
+});
+export const VodAssetList = Paged(VodAssetSummary);
+
+export const VodAssetPatch = Type.Object({
+  metadata: Type.Optional(Metadata),
+  title: Type.Optional(Type.String({ maxLength: 1024 })),
+  tags: Type.Optional(Tags),
+  attributes: Type.Optional(Attributes),
+  accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+});
+
+export const OutputCreate = Type.Object({
+  preset: Type.String({ minLength: 1, maxLength: 128 }),
+  assetId: Type.Optional(Type.String()),
+  overlays: Type.Optional(Type.Array(Overlay, { maxItems: 16 })),
+  id: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' })),
+  expirationDate: Type.Optional(DateTime),
+});
+
+export const AssetParams = Type.Object({ id: Uuid });
+export const OutputParams = Type.Object({ id: Uuid, outputId: Type.String({ minLength: 1, maxLength: 128 }) });
+export const ProgressParams = Type.Object({ assetId: Uuid, outputId: Type.String({ minLength: 1, maxLength: 128 }) });
+export const Progress = Type.Object({ progressPercent: Type.Integer({ minimum: 0, maximum: 100 }) });
+export const ProgressManyBody = Type.Array(
+  Type.Object({ id: Type.String({ minLength: 1 }), outputs: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }) }), { maxItems: 100 }) }),
+  { maxItems: 100 },
+);
+export const ProgressMany = Type.Array(
+  Type.Object({ id: Type.String(), outputs: Type.Array(Type.Object({ id: Type.String(), progressPercent: Type.Integer() })) }),
+);

@@ -1,0 +1,244 @@
+import { and, count, eq, gte, inArray, lte, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../../context.ts';
+import type { Queryable } from '../../../db/client.ts';
+import { ApiError, notFound, validationError } from '../../../platform/errors.ts';
+import { arrayParam, dateRange, hasAllAttributes, hasAllTags, textSearch } from '../../../platform/filters.ts';
+import { isUuid, newId } from '../../../platform/ids.ts';
+import { multiDelete } from '../../../platform/multiDelete.ts';
+import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
+import { recordEvent } from '../../notifications/events.ts';
+import { presetById } from '../../transcoder/service.ts';
+import { enqueueTranscode } from './jobs.ts';
+import { presentAsset, presentSummary } from './present.ts';
+import { linkAssetToFiles, loadSourceFiles, unlinkAssetFromFiles } from './sourceFiles.ts';
+import { selectTracks } from './tracks.ts';
+import { vodAssets, vodOutputs, type OverlayRow, type VodSourceRow } from './tables.ts';
+import type * as s from './schemas.ts';
+import type { Static } from 'typebox';
+
+type CreateBody = Static<typeof s.VodAssetCreate>;
+type ListQuery = Static<typeof s.VodAssetListQuery>;
+type PatchBody = Static<typeof s.VodAssetPatch>;
+type OutputBody = Static<typeof s.OutputCreate>;
+
+function requirePreset(id: string, field: string) {
+  const preset = presetById(id);
+  if (!preset) throw new ApiError(400, 'preset_not_found', `Preset "${id}" does not exist; see GET /transcoder/v1/presets`, [{ field, message: 'unknown preset' }]);
+  return preset;
+}
+
+function checkOverlays(overlays: OverlayRow[] | undefined, field: string): OverlayRow[] {
+  for (const [i, o] of (overlays ?? []).entries()) {
+    if (!/^\d{1,10}$/.test(o.startTime)) throw validationError(`${field}[${i}].startTime`, 'must be a whole number of milliseconds');
+    const type = o.input?.type ?? (o.input?.s3ObjectKey ? 'S3' : 'URL');
+    if (type === 'URL' && !/^https?:\/\//.test(o.input?.url ?? '')) throw validationError(`${field}[${i}].input.url`, 'must be an http(s) URL of an image or video');
+    if (type === 'S3' && !(o.input?.s3BucketName && o.input?.s3ObjectKey)) throw validationError(`${field}[${i}].input`, 's3BucketName and s3ObjectKey are required for S3 input');
+    if (type !== 'URL' && type !== 'S3') throw validationError(`${field}[${i}].input.type`, 'must be URL or S3');
+  }
+  return overlays ?? [];
+}
+
+export async function createAsset(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
+  const preset = requirePreset(body.preset, 'preset');
+  const overlays = checkOverlays(body.overlays, 'overlays');
+  const fileIds = body.transcodedSources.map((src) => src.fileId);
+  const files = await loadSourceFiles(ctx.db, tenantId, fileIds);
+  const sources: VodSourceRow[] = body.transcodedSources.map((src, i) => {
+    const file = files.get(src.fileId);
+    if (!file) throw notFound('file_not_found', 'File', src.fileId);
+    if (file.status !== 'Completed') throw new ApiError(409, 'file_not_completed', `File ${src.fileId} is ${file.status}; complete its upload first`);
+    return { fileId: src.fileId, transcodingTracks: selectTracks(file, src.transcodingTracks ?? [], `transcodedSources[${i}].transcodingTracks`), fileTypesFlag: src.fileTypesFlag ?? file.fileTypes ?? undefined };
+  });
+  const main = files.get(fileIds[0])!;
+  // The preset decides which sources it accepts; an asset asked for anyway is recorded as failed, with the reason.
+  const refused = !preset.allowedExtensionsFile.includes(main.extension)
+    ? `Preset "${preset.id}" does not accept ${main.extension || 'extension-less'} files; it accepts ${preset.allowedExtensionsFile.join(' ')}`
+    : undefined;
+
+  return ctx.db.transaction(async (tx) => {
+    const id = newId();
+    await tx.insert(vodAssets).values({
+      id,
+      tenantId,
+      title: body.title ?? null,
+      preset: preset.id,
+      metadata: body.metadata ?? {},
+      tags: body.tags ?? [],
+      attributes: body.attributes ?? [],
+      status: refused ? 'Error' : 'Pending',
+      errorMessage: refused ?? null,
+      durationMilliseconds: main.durationMs,
+      sources,
+      fileIds: Object.fromEntries(sources.map((src) => [src.fileId, src.fileTypesFlag ?? 'Video'])),
+      overlays,
+      accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
+      sourceFileExtension: main.extension || null,
+    });
+    await linkAssetToFiles(tx, tenantId, id, fileIds);
+    await recordEvent(tx, tenantId, 'vod.asset.created', { id, preset: preset.id, status: refused ? 'Error' : 'Pending' });
+    if (refused) {
+      await recordEvent(tx, tenantId, 'vod.asset.failed', { id, errorMessage: refused });
+      return { id };
+    }
+    await addOutputRow(ctx, tx, tenantId, id, { id: newId(), preset: preset.id, overlays, expirationDate: null });
+    return { id };
+  });
+}
+
+async function addOutputRow(
+  ctx: PlatformContext,
+  tx: Queryable,
+  tenantId: string,
+  assetId: string,
+  o: { id: string; preset: string; overlays: OverlayRow[]; expirationDate: Date | null },
+) {
+  await tx.insert(vodOutputs).values({ assetId, tenantId, id: o.id, preset: o.preset, overlays: o.overlays, expirationDate: o.expirationDate, leaseOwner: 'queued', leaseUntil: new Date(Date.now() + 6 * 3600_000) });
+  const jobId = await enqueueTranscode(ctx, tx, { tenantId, assetId, outputId: o.id });
+  await tx.update(vodOutputs).set({ jobId }).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, o.id)));
+  await recordEvent(tx, tenantId, 'vod.output.created', { id: o.id, assetId, preset: o.preset });
+}
+
+async function assetRow(db: Queryable, tenantId: string, id: string) {
+  if (!isUuid(id)) throw notFound('asset_not_found', 'VOD asset', id);
+  const [row] = await db.select().from(vodAssets).where(and(eq(vodAssets.tenantId, tenantId), eq(vodAssets.id, id)));
+  if (!row) throw notFound('asset_not_found', 'VOD asset', id);
+  return row;
+}
+
+export async function getAsset(db: Queryable, tenantId: string, id: string) {
+  const asset = await assetRow(db, tenantId, id);
+  const outputs = await db.select().from(vodOutputs).where(eq(vodOutputs.assetId, id));
+  const primary = outputs.find((o) => o.preset === asset.preset);
+  return presentAsset(asset, outputs, primary?.jobId ?? null);
+}
+
+const SORTS = {
+  CreateDate: vodAssets.createDate,
+  LastModificationDate: vodAssets.lastModificationDate,
+  Id: vodAssets.id,
+  Title: vodAssets.title,
+  'Metadata.Title': sql`coalesce(${vodAssets.metadata}->>'title', ${vodAssets.title})`,
+  Status: vodAssets.status,
+  Preset: vodAssets.preset,
+  Duration: vodAssets.durationMilliseconds,
+  DurationMilliseconds: vodAssets.durationMilliseconds,
+};
+
+export async function listAssets(db: Queryable, tenantId: string, q: ListQuery) {
+  const ids = arrayParam(q.ids);
+  if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
+  const statuses = arrayParam(q.statuses);
+  const presets = arrayParam(q.presets);
+  const where = and(
+    eq(vodAssets.tenantId, tenantId),
+    ids.length ? inArray(vodAssets.id, ids) : undefined,
+    statuses.length ? inArray(vodAssets.status, statuses) : undefined,
+    presets.length ? inArray(vodAssets.preset, presets) : undefined,
+    q.fileId ? sql`${vodAssets.fileIds} ? ${q.fileId}` : undefined,
+    q.durationFrom !== undefined ? gte(vodAssets.durationMilliseconds, q.durationFrom) : undefined,
+    q.durationTo !== undefined ? lte(vodAssets.durationMilliseconds, q.durationTo) : undefined,
+    dateRange(vodAssets.createDate, q.createDateStart, q.createDateEnd),
+    dateRange(vodAssets.lastModificationDate, q.lastModificationDateStart, q.lastModificationDateEnd),
+    hasAllTags(vodAssets.tags, q.tags),
+    hasAllAttributes(vodAssets.attributes, q.attributes),
+    textSearch(q.query, vodAssets.title, sql`${vodAssets.metadata}::text`),
+  );
+  const { limit, offset } = pageWindow(q);
+  const [rows, [{ total }]] = await Promise.all([
+    db.select().from(vodAssets).where(where).orderBy(...orderBy(q, SORTS, 'CreateDate', vodAssets.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(vodAssets).where(where),
+  ]);
+  return envelope(rows.map(presentSummary), total, q as PageRequest);
+}
+
+export async function updateAsset(db: Queryable, tenantId: string, id: string, patch: PatchBody) {
+  await db.transaction(async (tx) => {
+    await assetRow(tx, tenantId, id);
+    await tx
+      .update(vodAssets)
+      .set({
+        ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
+        ...(patch.title !== undefined ? { title: patch.title } : {}),
+        ...(patch.tags !== undefined ? { tags: patch.tags } : {}),
+        ...(patch.attributes !== undefined ? { attributes: patch.attributes } : {}),
+        // null removes the policy; omitted leaves it as it is.
+        ...(patch.accessPolicyId !== undefined ? { accessPolicyId: patch.accessPolicyId } : {}),
+        lastModificationDate: new Date(),
+      })
+      .where(eq(vodAssets.id, id));
+    await recordEvent(tx, tenantId, 'vod.asset.updated', { id });
+  });
+  return getAsset(db, tenantId, id);
+}
+
+export async function deleteAsset(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    await assetRow(tx, tenantId, id);
+    await tx.delete(vodAssets).where(eq(vodAssets.id, id));
+    await unlinkAssetFromFiles(tx, tenantId, id);
+    await recordEvent(tx, tenantId, 'vod.asset.deleted', { id });
+  });
+  // After commit: a running transcode sees its rows gone and stops; files of every output are freed.
+  await ctx.store.deletePrefix(assetPrefix(tenantId, id));
+}
+
+export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteAsset(ctx, tenantId, id));
+
+export const assetPrefix = (tenantId: string, assetId: string) => `tenants/${tenantId}/vod/${assetId}/`;
+export const outputPrefix = (tenantId: string, assetId: string, outputId: string) => `${assetPrefix(tenantId, assetId)}${outputId}/`;
+
+export async function addOutput(ctx: PlatformContext, tenantId: string, assetId: string, body: OutputBody): Promise<{ outputId: string }> {
+  const preset = requirePreset(body.preset, 'preset');
+  const overlays = checkOverlays(body.overlays, 'overlays');
+  if (body.expirationDate && new Date(body.expirationDate) <= new Date()) throw validationError('expirationDate', 'must be in the future');
+  const outputId = body.id ?? newId();
+  await ctx.db.transaction(async (tx) => {
+    const asset = await assetRow(tx, tenantId, assetId);
+    const [existing] = await tx.select({ id: vodOutputs.id }).from(vodOutputs).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
+    if (existing) throw new ApiError(409, 'output_exists', `Asset ${assetId} already has an output ${outputId}`);
+    if (asset.sourceFileExtension && !preset.allowedExtensionsFile.includes(asset.sourceFileExtension)) {
+      throw new ApiError(400, 'preset_not_allowed', `Preset "${preset.id}" does not accept ${asset.sourceFileExtension} files`, [{ field: 'preset', message: 'does not accept the source file' }]);
+    }
+    await addOutputRow(ctx, tx, tenantId, assetId, { id: outputId, preset: preset.id, overlays, expirationDate: body.expirationDate ? new Date(body.expirationDate) : null });
+    await tx.update(vodAssets).set({ lastModificationDate: new Date() }).where(eq(vodAssets.id, assetId));
+  });
+  return { outputId };
+}
+
+export async function removeOutput(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    await assetRow(tx, tenantId, assetId);
+    const rows = await tx.delete(vodOutputs).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId))).returning({ id: vodOutputs.id });
+    if (!rows.length) throw notFound('output_not_found', 'Output', outputId);
+    await tx.update(vodAssets).set({ lastModificationDate: new Date() }).where(eq(vodAssets.id, assetId));
+    await recordEvent(tx, tenantId, 'vod.output.deleted', { id: outputId, assetId });
+  });
+  await ctx.store.deletePrefix(outputPrefix(tenantId, assetId, outputId));
+}
+
+export async function outputProgress(db: Queryable, tenantId: string, assetId: string, outputId: string) {
+  if (!isUuid(assetId)) throw notFound('asset_not_found', 'VOD asset', assetId);
+  const [row] = await db
+    .select({ progressPercent: vodOutputs.progressPercent })
+    .from(vodOutputs)
+    .where(and(eq(vodOutputs.tenantId, tenantId), eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
+  if (!row) throw notFound('output_not_found', 'Output', outputId);
+  return row;
+}
+
+/** Unknown assets or outputs are left out of the answer rather than failing the whole request. */
+export async function outputsProgress(db: Queryable, tenantId: string, wanted: { id: string; outputs: { id: string }[] }[]) {
+  const assetIds = wanted.map((w) => w.id).filter(isUuid);
+  const rows = assetIds.length
+    ? await db
+        .select({ assetId: vodOutputs.assetId, id: vodOutputs.id, progressPercent: vodOutputs.progressPercent })
+        .from(vodOutputs)
+        .where(and(eq(vodOutputs.tenantId, tenantId), inArray(vodOutputs.assetId, assetIds)))
+    : [];
+  return wanted
+    .filter((w) => rows.some((r) => r.assetId === w.id))
+    .map((w) => ({
+      id: w.id,
+      outputs: w.outputs.flatMap((o) => rows.filter((r) => r.assetId === w.id && r.id === o.id).map((r) => ({ id: r.id, progressPercent: r.progressPercent }))),
+    }));
+}

@@ -1,0 +1,97 @@
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
+import { tenants } from '../../../db/tenants.ts';
+
+export interface TranscodingTrackRow {
+  trackSelector: { trackId: string };
+  type: string;
+  language?: string;
+  name?: string;
+}
+
+export interface VodSourceRow {
+  fileId: string;
+  transcodingTracks: TranscodingTrackRow[];
+  fileTypesFlag?: string;
+}
+
+export interface EndpointRow {
+  id: string;
+  accessType: 'Http';
+  format: string;
+  url: string;
+  preset: string;
+  protection: 'None';
+  durationMilliseconds: number;
+  size: number;
+  manifest: string;
+  hasVerticalOrientation: boolean;
+}
+
+export interface OverlayRow {
+  startTime: string;
+  duration: number;
+  input?: { type?: string; url?: string; s3BucketName?: string; s3ObjectKey?: string; s3Region?: string; s3RoleArn?: string; s3ExternalId?: string };
+  imageX?: number;
+  imageY?: number;
+  width: number;
+  height: number;
+  fadeIn?: number;
+  fadeOut?: number;
+  opacity?: number;
+  layer?: number;
+}
+
+export const vodAssets = pgTable(
+  'vod_assets',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    title: text('title'),
+    preset: text('preset').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    tags: textArray('tags'),
+    attributes: textArray('attributes'),
+    status: text('status').notNull().default('Pending'),
+    errorMessage: text('error_message'),
+    durationMilliseconds: bigint('duration_ms', { mode: 'number' }),
+    sources: jsonb('sources').$type<VodSourceRow[]>().notNull(),
+    fileIds: jsonb('file_ids').$type<Record<string, string>>().notNull().default({}),
+    overlays: jsonb('overlays').$type<OverlayRow[]>().notNull().default([]),
+    accessPolicyId: uuid('access_policy_id'),
+    sourceFileExtension: text('source_file_extension'),
+    createDate: createdAt(),
+    lastModificationDate: modifiedAt(),
+  },
+  (t) => [index('vod_assets_tenant_created').on(t.tenantId, t.createDate)],
+);
+
+/** One transcoding of an asset with one preset; the asset's own preset makes its first output. */
+export const vodOutputs = pgTable(
+  'vod_outputs',
+  {
+    assetId: uuid('asset_id').notNull().references(() => vodAssets.id, { onDelete: 'cascade' }),
+    id: text('id').notNull(),
+    tenantId: uuid('tenant_id').notNull(),
+    preset: text('preset').notNull(),
+    status: text('status').notNull().default('Pending'),
+    progressPercent: integer('progress_percent').notNull().default(0),
+    overlays: jsonb('overlays').$type<OverlayRow[]>().notNull().default([]),
+    endpoints: jsonb('endpoints').$type<EndpointRow[]>().notNull().default([]),
+    errorMessage: text('error_message'),
+    expirationDate: dateTime('expiration_date'),
+    completionDate: dateTime('completion_date'),
+    /** The worker running it and until when its claim holds; an expired claim means the worker died. */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: dateTime('lease_until'),
+    attempts: integer('attempts').notNull().default(0),
+    /** The last transcoding job enqueued for it (the asset's `transcodedJobId`). */
+    jobId: text('job_id'),
+    createDate: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.assetId, t.id] }),
+    index('vod_outputs_status_lease').on(t.status, t.leaseUntil),
+    index('vod_outputs_expiration').on(t.expirationDate),
+  ],
+);
