@@ -16,7 +16,7 @@ export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
 }
 
 /** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server; dropped by the returned function. */
-async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshDatabaseUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = new URL(process.env.TEST_DATABASE_URL!);
   const name = `mediaplane_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -60,7 +60,7 @@ let tenantCounter = 0;
 /** Starts the whole platform on a real port, on a fresh database and data directory. */
 export async function startPlatform(kind: DbKind, env: Record<string, string> = {}): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-test-'));
-  const pgdb = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const pgdb = kind === 'postgres' ? await freshDatabaseUrl() : undefined;
   const config = loadConfig({ ...process.env, DATABASE_URL: pgdb?.url ?? '', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
   const platform = await openPlatform(config);
   const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });

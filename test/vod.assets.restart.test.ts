@@ -1,0 +1,80 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { describeEachDb, freshDatabaseUrl, tenantClient, type TestTenant } from './helpers/platform.ts';
+import { uploadFile, waitFor } from './helpers/upload.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function startServer(env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+  return child;
+}
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+describeEachDb('VOD transcoding survives a killed server', (kind) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-restart-'));
+  let child: ChildProcess | undefined;
+  let dropDb: (() => Promise<void>) | undefined;
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    await dropDb?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finishes all three assets after kill -9 and restart, with no duplicate outputs and no orphan files', async () => {
+    const port = await freePort();
+    const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'restart-token', MEDIAPLANE_PUBLIC_URL: `http://localhost:${port}` };
+    if (kind === 'postgres') {
+      const db = await freshDatabaseUrl();
+      env.DATABASE_URL = db.url;
+      dropDb = db.drop;
+    }
+    const base = `http://localhost:${port}`;
+    child = startServer(env);
+    await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 30_000);
+    const created = (await (await fetch(`${base}/admin/v1/tenants`, { method: 'POST', headers: { authorization: 'Bearer restart-token', 'content-type': 'application/json' }, body: JSON.stringify({ name: `restart-${kind}` }) })).json()) as any;
+    const t: TestTenant = tenantClient(base, created.id, created.name, created.apiKey.key);
+
+    const clip = join(dataDir, 'clip.mp4');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=8', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+    const fileId = await uploadFile(t, clip);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body.id);
+
+    await waitFor(() => t.json('GET', `/vod/v1/assets/${ids[0]}`), (r) => r.body.status === 'Processing', 60_000, 50);
+    child.kill('SIGKILL');
+    await new Promise((r) => child!.once('exit', r));
+
+    child = startServer(env);
+    await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 30_000);
+    for (const id of ids) {
+      const asset = (await waitFor(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body.status), 120_000)).body;
+      expect(asset.status, asset.errorMessage).toBe('Available');
+      expect(asset.outputs).toHaveLength(1);
+      const files = walk(join(dataDir, 'objects', 'tenants', t.id, 'vod', id)).map((f) => f.split(`/${id}/`)[1]);
+      // Exactly the files the master playlist needs: no leftovers of the killed attempt.
+      const master = await (await fetch(asset.endpoints[0].url)).text();
+      const playlists = master.split('\n').filter((l) => l && !l.startsWith('#'));
+      expect(files.filter((f) => f.endsWith('.m3u8')).length).toBe(playlists.length + 1);
+      expect(new Set(files).size).toBe(files.length);
+    }
+    expect(walk(join(dataDir, 'work'))).toEqual([]);
+  }, 300_000);
+});
