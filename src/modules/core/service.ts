@@ -3,7 +3,7 @@ import { and, count, eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
-import { notFound, validationError } from '../../platform/errors.ts';
+import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { textSearch } from '../../platform/filters.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
@@ -59,18 +59,40 @@ export async function getApiKey(db: Queryable, tenantId: string, id: string) {
 
 export async function updateApiKey(db: Queryable, tenantId: string, id: string, name: string, roleType: string) {
   const role = checkRole(roleType);
-  const [row] = await db
-    .update(apiKeys)
-    .set({ name, roleType: role })
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
-    .returning();
-  if (!row) throw notFound('api_key_not_found', 'API key', id);
-  return { id: row.id, name: row.name, roleType: role };
+  return db.transaction(async (tx) => {
+    if (role !== 'Admin') await keepOneAdminKey(tx, tenantId, id);
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ name, roleType: role })
+      .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
+      .returning();
+    if (!row) throw notFound('api_key_not_found', 'API key', id);
+    return { id: row.id, name: row.name, roleType: role };
+  });
 }
 
 export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
-  const rows = await db.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
-  if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+  await db.transaction(async (tx) => {
+    await keepOneAdminKey(tx, tenantId, id);
+    const rows = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
+    if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+  });
+}
+
+/**
+ * Keys are managed with keys: a tenant whose last Admin key is deleted or demoted could never manage keys again
+ * (the operator API creates tenants, not keys). The tenant row lock serializes two such changes racing each other.
+ */
+async function keepOneAdminKey(tx: Queryable, tenantId: string, changedKeyId: string): Promise<void> {
+  await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
+  const admins = await tx
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.roleType, 'Admin')))
+    .limit(2);
+  if (admins.length === 1 && admins[0].id === changedKeyId) {
+    throw new ApiError(409, 'last_admin_key', 'This is the tenant\'s last Admin key; create another Admin key before deleting or demoting it');
+  }
 }
 
 /** One indexed lookup per request: the key hash with its tenant. */
