@@ -182,7 +182,7 @@ describeEachDb('Error shape', (kind) => {
   });
 
   it('never answers a stack trace, even for hostile input', async () => {
-    const hostile = [
+    const hostile: unknown[] = [
       { name: 'x'.repeat(100_000), roleType: 'Viewer' },
       { name: ['a', 'b'], roleType: 'Viewer' },
       { name: null, roleType: null },
