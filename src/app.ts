@@ -26,6 +26,8 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     logger,
     trustProxy: true,
     frameworkErrors,
+    // Fastify's default (100) would answer 414 for ids the spec allows (event ids up to 128 characters); schemas limit them.
+    routerOptions: { maxParamLength: 512 },
     ajv: {
       // Query arrays: one value or many; booleans and numbers from strings. Unknown properties are ignored, not rejected.
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true },

@@ -176,9 +176,18 @@ describeEachDb('Error shape', (kind) => {
     expect(expectErrorShape(await res.text(), 404, 'route_not_found').status.message).toBe('No operation GET /core/v1/nothing-here');
     const wrongMethod = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'PATCH', headers: auth() });
     expect(wrongMethod.status).toBe(404);
+    const longId = await t.json('GET', `/core/v1/api-key/${'a'.repeat(200)}`);
+    expect(longId.status).toBe(400);
+    expect(longId.body.errors[0].field).toBe('id');
     const badUrl = await rawRequest(`${p.baseUrl}/core/v1/api-key/%zz`, 'GET', auth());
     expect(badUrl.status).toBe(400);
     expectErrorShape(badUrl.text, 400, 'malformed_url');
+  });
+
+  it('a body over 1 MiB is 413 payload_too_large', async () => {
+    const res = await t.call('POST', '/core/v1/api-key', { name: 'x'.repeat(1_100_000), roleType: 'Viewer' });
+    expect(res.status).toBe(413);
+    expectErrorShape(await res.text(), 413, 'payload_too_large');
   });
 
   it('never answers a stack trace, even for hostile input', async () => {

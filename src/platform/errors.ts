@@ -83,10 +83,6 @@ function knownFastifyError(error: FastifyError): ApiError | undefined {
       return new ApiError(414, 'uri_too_long', 'A path parameter is longer than the server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError(400, 'validation_failed', 'The request body is empty but Content-Type is application/json', [
-        { field: 'body', message: 'must not be empty' },
-      ]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'malformed_body', `The request body could not be parsed: ${error.message}`);
