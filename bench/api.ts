@@ -161,7 +161,7 @@ const line = (x: Sample) => `${fmt(x.rps)} req/s, p99 ${x.p99} ms, ${x.cpuMs.toF
 function report(results: Measure[]): void {
   console.log(`\n${KEYS} keys in the tenant; ${CONNECTIONS} connections, ${DURATION} s per measurement.`);
   console.log('Throughput ratio = platform req/s / bare req/s. CPU ratio = bare CPU per request / platform CPU per request');
-  console.log('(server process plus, on PostgreSQL, its database backends): the throughput ratio on a machine of its own.\n');
+  console.log('(server process plus, on PostgreSQL, its database backends): the ratio if CPU were the only limit, whatever else runs.\n');
   console.log('| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare p99 ms | bare CPU ms/req | throughput ratio | CPU ratio |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const { db, name, bytes, real, bare } of results) {
