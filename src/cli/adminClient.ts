@@ -56,4 +56,3 @@ function httpClient(config: Config, lockMessage: string): AdminClient {
     updateTenant: (id, patch) => call(`/${encodeURIComponent(id)}`, 'PATCH', patch),
   };
 }
-
