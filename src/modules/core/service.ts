@@ -8,6 +8,7 @@ import { textSearch } from '../../platform/filters.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
+import { recordEvent } from '../notifications/events.ts';
 import { apiKeys } from './tables.ts';
 
 export interface CreatedApiKey {
@@ -29,7 +30,10 @@ export async function createApiKey(db: Queryable, tenantId: string, name: string
   const role = checkRole(roleType);
   const key = generateKey();
   const id = newId();
-  await db.insert(apiKeys).values({ id, tenantId, name, roleType: role, keyHash: sha256(key) });
+  await db.transaction(async (tx) => {
+    await tx.insert(apiKeys).values({ id, tenantId, name, roleType: role, keyHash: sha256(key) });
+    await recordEvent(tx, tenantId, 'core.apikey.created', { id, name, roleType: role });
+  });
   return { id, name, roleType: role, key };
 }
 
@@ -69,8 +73,11 @@ export async function updateApiKey(db: Queryable, tenantId: string, id: string, 
 }
 
 export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
-  const rows = await db.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
-  if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+  await db.transaction(async (tx) => {
+    const [row] = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning();
+    if (!row) throw notFound('api_key_not_found', 'API key', id);
+    await recordEvent(tx, tenantId, 'core.apikey.deleted', { id, name: row.name, roleType: row.roleType });
+  });
 }
 
 /** One indexed lookup per request: the key hash with its tenant. */
