@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { recordEvent } from '../src/modules/notifications/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { expectedSignatures, sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
 
@@ -200,6 +201,24 @@ describeEachDb('webhook delivery', (kind) => {
     expect(r.received.map((x) => x.json.data.id)).toEqual(ids);
   });
 
+  it('delivers to a subscription by the spec sample names under the emitted type', async () => {
+    const t = await p.createTenant();
+    const r = await receiver();
+    await subscribe(t, r.url, ['VodAssetCreated']);
+    // What the VOD module does inside the transaction of its state change.
+    for (const type of ['vod.asset.created', 'vod.asset.updated', 'vod.asset.deleted']) {
+      await p.ctx.db.transaction((tx) => recordEvent(tx, t.id, type, { id: 'asset-1', name: type }));
+    }
+    await r.waitFor((all) => all.length >= 1);
+    await sleep(500);
+    expect(r.received.map((x) => [x.json.type, x.json.data])).toEqual([['vod.asset.created', { id: 'asset-1', name: 'vod.asset.created' }]]);
+  });
+
+  it('refuses to record an event type that is not in the catalogue', async () => {
+    const t = await p.createTenant();
+    await expect(p.ctx.db.transaction((tx) => recordEvent(tx, t.id, 'vod.asset.exploded', { id: 'x' }))).rejects.toThrow(/not in/);
+  });
+
   it('sends a webhook.test event on demand and answers what the receiver said', async () => {
     const t = await p.createTenant();
     const r = await receiver();
@@ -224,6 +243,8 @@ describeEachDb('webhook delivery', (kind) => {
       ['webhook.test', 'Failed', 418],
     ]);
     expect(log[0].webhookId).toBe(id);
+    await sleep(600);
+    expect(r.received).toHaveLength(2); // a failed test is answered, not retried
 
     const missing = await t.json('POST', '/notifications/v1/webhook/0190b0a0-0000-7000-8000-000000000000/test');
     expect(missing.status).toBe(404);

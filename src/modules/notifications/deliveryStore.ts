@@ -61,7 +61,7 @@ export async function claimWebhooks(db: Db, owner: string, n: number, leaseMs: n
         and (w.next_attempt_at is null or w.next_attempt_at <= now())
         and (w.lease_until is null or w.lease_until < now())
         and not (w.id = any(string_to_array(${busy.join(',')}, ',')::uuid[]))
-        and exists (select 1 from ${webhookDeliveries} d where d.webhook_id = w.id and d.status <> 'Delivered')
+        and exists (select 1 from ${webhookDeliveries} d where d.webhook_id = w.id and d.status in ('Pending', 'Retrying'))
       order by w.lease_until nulls first
       limit ${n}
       for update of w skip locked
@@ -116,7 +116,7 @@ export async function nextDeliveries(db: Db, webhookId: string, limit: number): 
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(and(eq(webhookDeliveries.webhookId, webhookId), sql`${webhookDeliveries.status} <> 'Delivered'`))
+    .where(and(eq(webhookDeliveries.webhookId, webhookId), inArray(webhookDeliveries.status, ['Pending', 'Retrying'])))
     .orderBy(webhookDeliveries.seq)
     .limit(limit);
   return rows.map(({ seq, ...event }) => ({ seq, event }));

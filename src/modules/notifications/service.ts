@@ -1,4 +1,4 @@
-import { and, count, eq, sql } from 'drizzle-orm';
+import { and, count, eq, notInArray, sql } from 'drizzle-orm';
 import type { WebhookConfig } from '../../config.ts';
 import type { Db, Queryable } from '../../db/client.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
@@ -111,7 +111,14 @@ export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string
       await tx
         .update(webhookDeliveries)
         .set({ status: sql`case when jsonb_array_length(${webhookDeliveries.sendAttempts}) > 0 then 'Retrying' else 'Pending' end` })
-        .where(and(eq(webhookDeliveries.webhookId, id), eq(webhookDeliveries.status, 'Failed')));
+        .where(
+          and(
+            eq(webhookDeliveries.webhookId, id),
+            eq(webhookDeliveries.status, 'Failed'),
+            // Test events were sent once, on demand; they are never queued.
+            notInArray(webhookDeliveries.eventId, tx.select({ id: events.id }).from(events).where(eq(events.type, 'webhook.test'))),
+          ),
+        );
       // Wakes the dispatcher (on any worker) as soon as this commits.
       await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`);
     }

@@ -60,6 +60,7 @@ export const webhookSecrets = pgTable('webhook_secrets', {
   createDate: createdAt(),
 });
 
+/** `Pending` and `Retrying` are still to be sent; `Failed` is final, unless the webhook is enabled again. */
 export const DELIVERY_STATUSES = ['Pending', 'Retrying', 'Delivered', 'Failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
@@ -84,7 +85,7 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     unique('webhook_deliveries_webhook_event').on(t.webhookId, t.eventId),
-    index('webhook_deliveries_open').on(t.webhookId, t.seq).where(sql`${t.status} <> 'Delivered'`),
+    index('webhook_deliveries_open').on(t.webhookId, t.seq).where(sql`${t.status} in ('Pending', 'Retrying')`),
     index('webhook_deliveries_event').on(t.eventId),
     index('webhook_deliveries_tenant').on(t.tenantId, t.seq),
   ],

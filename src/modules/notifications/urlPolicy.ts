@@ -19,11 +19,10 @@ export function blockedReason(address: string): string | undefined {
 /** The host of a URL as `net` sees it: without the brackets of an IPv6 literal. */
 export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
-const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
-
 /**
  * Checks a webhook URL when it is written: http or https, and, unless private targets are allowed, not a private
- * address literal or a `localhost` name. Host names are checked again, resolved, on every delivery (addressGuard).
+ * address literal. Host names are checked where it matters, on the addresses they resolve to at each delivery
+ * (addressGuard): a name's addresses can change after the check.
  */
 export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
   let url: URL;
@@ -35,7 +34,7 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationError('url', 'must use http or https');
   if (!allowPrivate) {
     const host = bareHost(url).toLowerCase();
-    const reason = isIP(host) ? blockedReason(host) : isLocalhostName(host) ? `${host} is a loopback name` : undefined;
+    const reason = isIP(host) ? blockedReason(host) : undefined;
     if (reason) throw validationError('url', `${reason}; deliveries to private addresses are refused unless ${ALLOW_PRIVATE_SETTING}`);
   }
   return url.toString();
