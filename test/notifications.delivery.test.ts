@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordEvent } from '../src/modules/notifications/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -285,5 +288,57 @@ describeEachDb('webhook delivery', (kind) => {
     expect(badDate.body.errors[0].field).toBe('start');
     const badSort = await t.json('GET', '/notifications/v1/webhook-events?sort=Nope');
     expect(badSort.status).toBe(400);
+  });
+
+  it('the README receiver verifies real deliveries and refuses forged and stale requests', async () => {
+    const example = readFileSync(new URL('../examples/webhook-receiver.mjs', import.meta.url), 'utf8');
+    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain('```js\n' + example + '```');
+
+    const t = await p.createTenant();
+    const { body: secretBody } = await t.json('GET', '/notifications/v1/webhook/signature-secret');
+    const secret: string = secretBody.secret;
+    const child = spawn(process.execPath, ['examples/webhook-receiver.mjs'], {
+      env: { ...process.env, MEDIAPLANE_WEBHOOK_SECRET: secret, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout!.on('data', (c) => (output += c));
+    try {
+      const waitOutput = async (re: RegExp) => {
+        for (let i = 0; i < 100 && !re.test(output); i++) await sleep(100);
+        return re.exec(output);
+      };
+      const port = (await waitOutput(/listening on (\d+)/))![1];
+      const url = `http://127.0.0.1:${port}/`;
+      await subscribe(t, url, ['core.apikey.created']);
+      await createKey(t, 'verified');
+      const [item] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
+      expect(item.sendAttempts).toEqual([{ time: item.lastSendAttempt, responseCode: 200, responseContent: 'ok' }]);
+      expect(await waitOutput(new RegExp(`verified core.apikey.created ${item.id}`))).not.toBeNull();
+
+      // Requests signed here, the way the platform signs them, with one thing changed each time.
+      const body = JSON.stringify(item.payload);
+      const send = (b: string, ts: number, key = secret) => {
+        const standardKey = Buffer.from(key.slice('whsec_'.length), 'base64');
+        return fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            X_SVC_SIGNATURE_V1: createHmac('sha256', key).update(b).digest('hex'),
+            'webhook-id': item.id,
+            'webhook-timestamp': String(ts),
+            'webhook-signature': `v1,${createHmac('sha256', standardKey).update(`${item.id}.${ts}.${b}`).digest('base64')}`,
+          },
+          body,
+        }).then((res) => res.status);
+      };
+      const now = Math.floor(Date.now() / 1000);
+      expect(await send(body, now)).toBe(200);
+      expect(await send(body.replace('verified', 'forged'), now)).toBe(401);
+      expect(await send(body, now - 600)).toBe(401);
+      expect(await send(body, now, 'whsec_' + Buffer.alloc(32, 7).toString('base64'))).toBe(401);
+    } finally {
+      child.kill();
+    }
   });
 });
