@@ -24,6 +24,7 @@ CREATE TABLE "webhooks" (
 	"event_types" text[] DEFAULT '{}'::text[] NOT NULL,
 	"match_types" text[] DEFAULT '{}'::text[] NOT NULL,
 	"is_enabled" boolean DEFAULT true NOT NULL,
+	"subscribed_since" timestamp with time zone DEFAULT now() NOT NULL,
 	"status" text DEFAULT 'Healthy' NOT NULL,
 	"create_date" timestamp with time zone DEFAULT now() NOT NULL,
 	"last_modification_date" timestamp with time zone DEFAULT now() NOT NULL,

@@ -4,9 +4,10 @@ import type { Db } from '../../db/client.ts';
 import { newId } from '../../platform/ids.ts';
 import { sendEvent } from './delivery.ts';
 import * as store from './deliveryStore.ts';
-import { EVENTS_CHANNEL } from './events.ts';
+import { EVENTS_CHANNEL, NOTIFY_INTERVAL_MS } from './events.ts';
 import { retriesExhausted, retryDelayMs } from './retry.ts';
 import { signingSecret } from './secrets.ts';
+import type { SendAttempt } from './tables.ts';
 import { listenForCommits } from './wakeup.ts';
 
 const FAN_OUT_BATCH = 1000;
@@ -14,6 +15,13 @@ const DELIVERY_BATCH = 100;
 /** A webhook with a steady stream gives its slot back this often, so that waiting webhooks get their turn. */
 const MAX_DRAIN_MS = 10_000;
 const SECRET_CACHE_MAX = 10_000;
+/** While sending, the lease is renewed this often (it lasts at least 4 timeouts, see `leaseMs`). */
+const RENEW_AFTER_MS = 1000;
+/** A slow receiver's successes are recorded at least this often (else at the end of each batch). */
+const RECORD_EVERY_MS = 1000;
+/** After any activity the dispatcher polls this often for a while: writers notify at most every NOTIFY_INTERVAL_MS. */
+const HOT_POLL_MS = 50;
+const HOT_PERIOD_MS = NOTIFY_INTERVAL_MS * 5;
 
 /**
  * Turns outbox events into deliveries and sends them: in parallel across webhooks (up to `concurrency` per process),
@@ -27,6 +35,9 @@ export class WebhookDispatcher {
   private readonly leaseMs: number;
   private running = false;
   private pending = false;
+  private hotUntil = 0;
+  /** The earliest retry this process scheduled: it wakes up for it rather than at the next poll. */
+  private nextRetry = Infinity;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -35,7 +46,7 @@ export class WebhookDispatcher {
     private readonly db: Db,
     private readonly cfg: WebhookConfig,
   ) {
-    // Long enough for several attempts; renewed before each attempt that might outlive it.
+    // Renewed every RENEW_AFTER_MS while sending, so one attempt (at most one timeout) never outlives it.
     this.leaseMs = Math.max(10_000, cfg.timeoutMs * 4);
   }
 
@@ -51,12 +62,14 @@ export class WebhookDispatcher {
     this.poke();
     await this.loop;
     await Promise.allSettled(this.inFlight.values());
+    await store.releaseLeases(this.db, this.owner).catch(() => {});
     await this.unlisten?.();
   }
 
   /** Asks for a look at the outbox and the webhooks now. */
   poke(): void {
     this.pending = true;
+    this.hotUntil = Date.now() + HOT_PERIOD_MS;
     this.wake?.();
   }
 
@@ -70,7 +83,9 @@ export class WebhookDispatcher {
       }
       if (!this.pending && this.running) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.cfg.pollMs);
+          const now = Date.now();
+          const poll = now < this.hotUntil ? HOT_POLL_MS : this.cfg.pollMs;
+          const timer = setTimeout(resolve, Math.max(0, Math.min(poll, this.nextRetry - now)));
           this.wake = () => (clearTimeout(timer), resolve());
         });
         this.wake = undefined;
@@ -79,62 +94,85 @@ export class WebhookDispatcher {
   }
 
   private async tick(): Promise<void> {
-    while ((await store.fanOut(this.db, FAN_OUT_BATCH)) === FAN_OUT_BATCH && this.running);
+    if (this.nextRetry <= Date.now()) this.nextRetry = Infinity;
+    let picked: number;
+    do {
+      picked = await store.fanOut(this.db, FAN_OUT_BATCH);
+      if (picked > 0) this.hotUntil = Date.now() + HOT_PERIOD_MS;
+    } while (picked === FAN_OUT_BATCH && this.running);
     const free = this.cfg.concurrency - this.inFlight.size;
     if (free <= 0 || !this.running) return;
-    const ids = await store.claimWebhooks(this.db, this.owner, free, this.leaseMs, [...this.inFlight.keys()]);
-    for (const id of ids) {
-      const work = this.drain(id).finally(() => {
-        this.inFlight.delete(id);
-        this.poke();
-      });
-      this.inFlight.set(id, work);
+    const claimed = await store.claimWebhooks(this.db, this.owner, free, DELIVERY_BATCH, this.leaseMs, [...this.inFlight.keys()]);
+    for (const { webhook, deliveries } of claimed) {
+      const work = this.drain(webhook, deliveries)
+        .catch((e) => console.error(`[webhooks] delivering to webhook ${webhook.id}:`, (e as Error).message))
+        .finally(() => {
+          // A full dispatcher claimed nothing on its last look: look again now that a slot is free.
+          const wasFull = this.inFlight.size >= this.cfg.concurrency;
+          this.inFlight.delete(webhook.id);
+          if (wasFull) this.poke();
+        });
+      this.inFlight.set(webhook.id, work);
     }
   }
 
-  /** Sends a leased webhook's deliveries in order until none is left, one fails, or its turn is over. */
-  private async drain(id: string): Promise<void> {
+  /**
+   * Sends a leased webhook's deliveries in order until none is left, one fails, or its turn is over. Successes are
+   * recorded together (at the end, or every RECORD_EVERY_MS for a slow receiver). The lease is renewed as it goes,
+   * which also notices a webhook disabled, deleted or given a new URL meanwhile.
+   */
+  private async drain(leased: store.LeasedWebhook, first: store.PendingDelivery[]): Promise<void> {
     const started = Date.now();
+    let w: store.LeasedWebhook | undefined = leased;
+    let renewed = started;
+    let recorded = started;
+    let batch = first;
+    const done: { seq: number; attempt: SendAttempt }[] = [];
+    const record = async () => {
+      await store.recordSuccesses(this.db, leased, done.splice(0));
+      recorded = Date.now();
+    };
     try {
-      let leaseEnd = Date.now() + this.leaseMs;
-      let w = await store.renewLease(this.db, id, this.owner, this.leaseMs);
-      while (w && this.running && Date.now() - started < MAX_DRAIN_MS) {
-        const batch = await store.nextDeliveries(this.db, id, DELIVERY_BATCH);
-        if (!batch.length) return;
+      for (;;) {
         for (const d of batch) {
           if (!this.running) return;
-          if (leaseEnd - Date.now() < this.cfg.timeoutMs + 5000) {
-            leaseEnd = Date.now() + this.leaseMs;
-            w = await store.renewLease(this.db, id, this.owner, this.leaseMs);
+          if (Date.now() - renewed > RENEW_AFTER_MS) {
+            renewed = Date.now();
+            w = await store.renewLease(this.db, leased.id, this.owner, this.leaseMs);
             if (!w) return;
           }
           const secret = await this.secret(w.tenantId);
           const { ok, attempt } = await sendEvent(w.url, secret, d.event, this.cfg);
           if (ok) {
-            await store.recordSuccess(this.db, w, d.seq, attempt);
+            done.push({ seq: d.seq, attempt });
+            if (Date.now() - recorded > RECORD_EVERY_MS) await record();
             continue;
           }
-          const now = new Date(attempt.time);
-          const failingSince = w.failingSince ?? now;
-          await store.recordFailure(
-            this.db,
-            w,
-            d.seq,
-            attempt,
-            retriesExhausted(failingSince, now, this.cfg)
-              ? { exhausted: true, failingSince }
-              : { exhausted: false, failingSince, retryAt: new Date(Date.now() + retryDelayMs(w.failureCount + 1, this.cfg)) },
-          );
+          await record();
+          await this.recordFailure(leased, d.seq, attempt);
           return;
         }
-        leaseEnd = Date.now() + this.leaseMs;
-        w = await store.renewLease(this.db, id, this.owner, this.leaseMs);
+        // A short batch emptied the queue; anything newer comes with the next fan-out, which claims the webhook again.
+        if (batch.length < DELIVERY_BATCH) return;
+        await record();
+        if (Date.now() - started > MAX_DRAIN_MS) return this.poke();
+        batch = await store.nextDeliveries(this.db, leased.id, batch.at(-1)!.seq, DELIVERY_BATCH);
       }
-    } catch (e) {
-      console.error(`[webhooks] delivering to webhook ${id}:`, (e as Error).message);
     } finally {
-      await store.releaseLease(this.db, id, this.owner).catch(() => {});
+      await record();
     }
+  }
+
+  private async recordFailure(w: store.LeasedWebhook, seq: number, attempt: SendAttempt): Promise<void> {
+    const now = new Date(attempt.time);
+    const failingSince = w.failingSince ?? now;
+    if (retriesExhausted(failingSince, now, this.cfg)) {
+      await store.recordFailure(this.db, w, seq, attempt, { exhausted: true, failingSince });
+      return;
+    }
+    const retryAt = Date.now() + retryDelayMs(w.failureCount + 1, this.cfg);
+    await store.recordFailure(this.db, w, seq, attempt, { exhausted: false, failingSince, retryAt: new Date(retryAt) });
+    this.nextRetry = Math.min(this.nextRetry, retryAt);
   }
 
   private async secret(tenantId: string): Promise<string> {

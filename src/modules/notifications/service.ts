@@ -94,6 +94,13 @@ export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string
   const health =
     body.isEnabled === true ? { status: 'Healthy', failingSince: null, failureCount: 0, nextAttemptAt: null } : {};
   return db.transaction(async (tx) => {
+    if (body.isEnabled === true) {
+      // Enabling a webhook that was off subscribes it from now on (events of the time it was off are not sent).
+      await tx
+        .update(webhooks)
+        .set({ subscribedSince: sql`now()` })
+        .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id), eq(webhooks.isEnabled, false)));
+    }
     const [row] = await tx
       .update(webhooks)
       .set({

@@ -38,6 +38,8 @@ export const webhooks = pgTable(
     /** The emitted types they stand for, matched against `events.type`. */
     matchTypes: textArray('match_types'),
     isEnabled: boolean('is_enabled').notNull().default(true),
+    /** Events that occured before this (creation, or the last time it was enabled) are not delivered to it. */
+    subscribedSince: dateTime('subscribed_since').notNull().defaultNow(),
     status: text('status').notNull().default('Healthy'),
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),
