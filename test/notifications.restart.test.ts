@@ -66,7 +66,7 @@ describeEachDb('webhook delivery across a crash', (kind) => {
     expect(r.received).toHaveLength(1);
 
     // Second life: the platform again, on the same data directory or database.
-    const p: TestPlatform = await startPlatform(kind, { ...ENV, MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '1000' }, storage);
+    const p: TestPlatform = await startPlatform(kind, ENV, storage);
     cleanup.push(() => p.stop());
     const again = tenantClient(p.baseUrl, t.id, t.name, t.key);
     // PostgreSQL: the dead process's lease on the webhook must expire first (4 × its 3 s timeout).
