@@ -178,22 +178,21 @@ export async function nextDeliveries(db: Db, webhookId: string, afterSeq: number
 
 const appendAttempt = (attempt: SendAttempt) => sql`${webhookDeliveries.sendAttempts} || ${JSON.stringify([attempt])}::jsonb`;
 
-/**
- * Successful attempts, recorded in one statement. After a run of failures, the webhook's failure state is cleared.
- * Until this runs, a crash means those events are sent again: deliveries are at least once.
- */
-export async function recordSuccesses(db: Db, w: LeasedWebhook, done: { seq: number; attempt: SendAttempt }[]): Promise<void> {
+/** Successful attempts (of any webhooks), recorded in one statement. */
+export async function recordSuccesses(db: Db, done: { seq: number; attempt: SendAttempt }[]): Promise<void> {
   if (!done.length) return;
   const rows = JSON.stringify(done.map((d) => ({ seq: d.seq, time: d.attempt.time, attempt: [d.attempt] })));
   await db.execute(sql`
     update ${webhookDeliveries} d set status = 'Delivered', last_send_attempt = v.time, send_attempts = d.send_attempts || v.attempt
     from jsonb_to_recordset(${rows}::jsonb) as v(seq bigint, time timestamptz, attempt jsonb)
     where d.seq = v.seq`);
-  if (w.failureCount > 0 || w.failingSince) {
-    await db.update(webhooks).set({ failingSince: null, failureCount: 0, nextAttemptAt: null }).where(eq(webhooks.id, w.id));
-    w.failingSince = null;
-    w.failureCount = 0;
-  }
+}
+
+/** A success after a run of failures ends the run. */
+export async function clearFailures(db: Db, w: LeasedWebhook): Promise<void> {
+  await db.update(webhooks).set({ failingSince: null, failureCount: 0, nextAttemptAt: null }).where(eq(webhooks.id, w.id));
+  w.failingSince = null;
+  w.failureCount = 0;
 }
 
 /** A failed attempt: either a retry later, or (retries exhausted) the webhook turns Unhealthy and stops. */

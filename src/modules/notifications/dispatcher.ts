@@ -8,6 +8,8 @@ import { EVENTS_CHANNEL, NOTIFY_INTERVAL_MS } from './events.ts';
 import { retriesExhausted, retryDelayMs } from './retry.ts';
 import { signingSecret } from './secrets.ts';
 import type { SendAttempt } from './tables.ts';
+
+type Success = { seq: number; attempt: SendAttempt };
 import { listenForCommits } from './wakeup.ts';
 
 const FAN_OUT_BATCH = 1000;
@@ -19,6 +21,8 @@ const SECRET_CACHE_MAX = 10_000;
 const RENEW_AFTER_MS = 1000;
 /** A slow receiver's successes are recorded at least this often (else at the end of each batch). */
 const RECORD_EVERY_MS = 1000;
+/** Successes recorded within this many milliseconds of each other, across webhooks, share one statement. */
+const RECORD_GATHER_MS = 5;
 /** After any activity the dispatcher polls this often for a while: writers notify at most every NOTIFY_INTERVAL_MS. */
 const HOT_POLL_MS = 50;
 const HOT_PERIOD_MS = NOTIFY_INTERVAL_MS * 5;
@@ -32,6 +36,7 @@ export class WebhookDispatcher {
   private readonly owner = newId();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly secrets = new Map<string, string>();
+  private readonly successes: SuccessRecorder;
   private readonly leaseMs: number;
   private running = false;
   private pending = false;
@@ -48,6 +53,7 @@ export class WebhookDispatcher {
   ) {
     // Renewed every RENEW_AFTER_MS while sending, so one attempt (at most one timeout) never outlives it.
     this.leaseMs = Math.max(10_000, cfg.timeoutMs * 4);
+    this.successes = new SuccessRecorder(db);
   }
 
   async start(ctx: PlatformContext): Promise<void> {
@@ -127,9 +133,10 @@ export class WebhookDispatcher {
     let renewed = started;
     let recorded = started;
     let batch = first;
-    const done: { seq: number; attempt: SendAttempt }[] = [];
+    const done: Success[] = [];
+    // Until successes are recorded their deliveries look pending: the webhook is not given back before that.
     const record = async () => {
-      await store.recordSuccesses(this.db, leased, done.splice(0));
+      await this.successes.record(done.splice(0));
       recorded = Date.now();
     };
     try {
@@ -144,6 +151,7 @@ export class WebhookDispatcher {
           const secret = await this.secret(w.tenantId);
           const { ok, attempt } = await sendEvent(w.url, secret, d.event, this.cfg);
           if (ok) {
+            if (leased.failingSince) await store.clearFailures(this.db, leased);
             done.push({ seq: d.seq, attempt });
             if (Date.now() - recorded > RECORD_EVERY_MS) await record();
             continue;
@@ -183,6 +191,48 @@ export class WebhookDispatcher {
       this.secrets.set(tenantId, secret);
     }
     return secret;
+  }
+}
+
+/**
+ * Records the successes of all webhooks of a process together: those that come within a few milliseconds of each
+ * other share one statement. `record` resolves once its successes are written.
+ */
+class SuccessRecorder {
+  private queue: Success[] = [];
+  private waiting: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing = false;
+
+  constructor(private readonly db: Db) {}
+
+  record(successes: Success[]): Promise<void> {
+    if (!successes.length) return Promise.resolve();
+    this.queue.push(...successes);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (!this.timer && !this.flushing) this.timer = setTimeout(() => void this.flush(), RECORD_GATHER_MS);
+  }
+
+  private async flush(): Promise<void> {
+    this.timer = undefined;
+    this.flushing = true;
+    const [batch, waiting] = [this.queue, this.waiting];
+    [this.queue, this.waiting] = [[], []];
+    try {
+      await store.recordSuccesses(this.db, batch);
+      for (const w of waiting) w.resolve();
+    } catch (e) {
+      for (const w of waiting) w.reject(e);
+    } finally {
+      this.flushing = false;
+      if (this.queue.length) this.schedule();
+    }
   }
 }
 
