@@ -12,6 +12,7 @@ import { adminRoutes, oauthRoutes } from './modules/admin/routes.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
 import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
+import { notificationsRoutes } from './modules/notifications/routes.ts';
 import { transcoderRoutes } from './modules/transcoder/routes.ts';
 
 export interface AppOptions {
@@ -53,5 +54,6 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
   await app.register(coreRoutes, { db });
   await app.register(transcoderRoutes);
+  await app.register(notificationsRoutes, { db, webhooks: config.webhooks });
   return app;
 }
