@@ -105,7 +105,7 @@ export async function writeMasterPlaylist(
   const audioPeak = Math.max(0, ...audioRates.map((r) => r.peak));
   const audioAverage = Math.max(0, ...audioRates.map((r) => r.average));
   const audioCodecs = audio.find((a) => a.codecs)?.codecs;
-  const groups = (a: boolean) => (a && audio.length > 0 ? ',AUDIO="audio"' : '') + (subtitles.length > 0 ? ',SUBTITLES="subs"' : '');
+  const groups = (audio.length > 0 ? ',AUDIO="audio"' : '') + (subtitles.length > 0 ? ',SUBTITLES="subs"' : '');
 
   audio.forEach((a, i) => {
     const attrs = ['TYPE=AUDIO', 'GROUP-ID="audio"', `NAME=${quote(a.name)}`, `DEFAULT=${i === 0 ? 'YES' : 'NO'}`, 'AUTOSELECT=YES'];
@@ -128,12 +128,12 @@ export async function writeMasterPlaylist(
     const attrs = [`BANDWIDTH=${rate.peak + audioPeak}`, `AVERAGE-BANDWIDTH=${rate.average + audioAverage}`, `RESOLUTION=${v.width}x${v.height}`];
     if (allKnown) attrs.push(`CODECS=${quote(codecs.join(','))}`);
     if (v.frameRate) attrs.push(`FRAME-RATE=${v.frameRate.toFixed(3)}`);
-    lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${groups(true)}`, uri(v.playlist));
+    lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${groups}`, uri(v.playlist));
   }
   if (variants.length === 0 && audio.length > 0) {
     const attrs = [`BANDWIDTH=${audioRates[0].peak}`, `AVERAGE-BANDWIDTH=${audioRates[0].average}`];
     if (audioCodecs) attrs.push(`CODECS=${quote(audioCodecs)}`);
-    lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${groups(audio.length > 1)}`, uri(audio[0].playlist));
+    lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${groups}`, uri(audio[0].playlist));
   }
   await writeFile(path, lines.join('\n') + '\n');
 }

@@ -49,8 +49,9 @@ const ratio = (v: unknown): number | undefined => {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 };
 
-export async function inspect(input: string, opts: RunOptions = {}): Promise<MediaInfo> {
-  const out = await runFfprobe(['-show_format', '-show_streams', '-of', 'json', input], opts);
+/** `inputArgs` go before the input (`-allowed_extensions ALL` lets the DASH reader open side-loaded `.vtt` captions). */
+export async function inspect(input: string, opts: RunOptions & { inputArgs?: string[] } = {}): Promise<MediaInfo> {
+  const out = await runFfprobe(['-show_format', '-show_streams', '-of', 'json', ...(opts.inputArgs ?? []), input], opts);
   const json = JSON.parse(out) as { format?: Record<string, any>; streams?: Record<string, any>[] };
   const format = json.format ?? {};
   const streams = (json.streams ?? []).map(streamInfo);

@@ -61,55 +61,61 @@ export function parseStartTime(value: string, frameRate = 30): number | undefine
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
-/**
- * What is wrong with these overlays, field by field (`overlays[1].opacity`), so the API can refuse them with 400
- * before any job starts. Empty when they can be burned in.
- */
-export function overlayProblems(overlays: Overlay[], field = 'overlays'): FieldProblem[] {
-  const problems = placementProblems(overlays, field);
-  overlays.forEach((o, i) => {
-    const at = (name: string, message: string) => problems.push({ field: `${field}[${i}].${name}`, message });
-    const input = o.input;
-    const type = (input?.type ?? (input?.url ? 'URL' : input?.s3ObjectKey ? 'S3' : '')).toUpperCase();
-    if (!input || !type) at('input', 'is required: { type: "URL", url } or { type: "S3", s3BucketName, s3ObjectKey }');
-    else if (type === 'URL') {
-      if (!isHttpUrl(input.url)) at('input.url', 'must be an http or https URL');
-    } else if (type === 'S3') {
-      if (!input.s3BucketName) at('input.s3BucketName', 'is required when input.type is S3');
-      if (!input.s3ObjectKey) at('input.s3ObjectKey', 'is required when input.type is S3');
-    } else at('input.type', 'must be URL or S3');
-  });
-  return problems;
-}
-
 export interface FieldProblem {
   field: string;
   message: string;
 }
 
-/** The checks on when, where and how an overlay is drawn (everything but its input). */
-export function placementProblems(overlays: Omit<Overlay, 'input'>[], field = 'overlays'): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  overlays.forEach((o, i) => {
-    const at = (name: string, message: string) => problems.push({ field: `${field}[${i}].${name}`, message });
-    if (typeof o.startTime !== 'string' || parseStartTime(o.startTime) === undefined) {
-      at('startTime', 'must be a start in milliseconds such as "1500" (or HH:MM:SS.mmm / HH:MM:SS:FF)');
-    }
-    if (!isInt(o.duration) || o.duration <= 0) at('duration', 'must be a positive number of milliseconds');
-    for (const side of ['width', 'height'] as const) {
-      if (!isInt(o[side]) || o[side] < 1 || o[side] > MAX_SIDE) at(side, `must be a whole number of pixels from 1 to ${MAX_SIDE}`);
-    }
-    for (const pos of ['imageX', 'imageY'] as const) {
-      if (o[pos] !== undefined && (!isInt(o[pos]) || o[pos]! < 0 || o[pos]! > MAX_SIDE)) at(pos, `must be a whole number of pixels from 0 to ${MAX_SIDE}`);
-    }
-    for (const fade of ['fadeIn', 'fadeOut'] as const) {
-      if (o[fade] !== undefined && (!isInt(o[fade]) || o[fade]! < 0)) at(fade, 'must be a non-negative number of milliseconds');
-    }
-    if (isInt(o.duration) && (o.fadeIn ?? 0) + (o.fadeOut ?? 0) > o.duration) at('fadeIn', 'fadeIn plus fadeOut must not exceed duration');
-    if (o.opacity !== undefined && (!isInt(o.opacity) || o.opacity < 0 || o.opacity > 100)) at('opacity', 'must be a whole number from 0 to 100');
-    if (o.layer !== undefined && !isInt(o.layer)) at('layer', 'must be a whole number');
+type Report = (name: string, message: string) => void;
+
+/**
+ * What is wrong with these overlays, field by field (`overlays[1].opacity`), so the API can refuse them with 400
+ * before any job starts. Empty when they can be burned in.
+ */
+export function overlayProblems(overlays: Overlay[], field = 'overlays'): FieldProblem[] {
+  return collect(overlays, field, (o, at) => {
+    checkPlacement(o, at);
+    checkInput(o, at);
   });
+}
+
+/** The checks on when, where and how an overlay is drawn: everything but its input, which the caller has located. */
+export const placementProblems = (overlays: Omit<Overlay, 'input'>[], field = 'overlays'): FieldProblem[] => collect(overlays, field, checkPlacement);
+
+function collect<T>(overlays: T[], field: string, check: (o: T, at: Report) => void): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  overlays.forEach((o, i) => check(o, (name, message) => problems.push({ field: `${field}[${i}].${name}`, message })));
   return problems;
+}
+
+function checkPlacement(o: Omit<Overlay, 'input'>, at: Report): void {
+  if (typeof o.startTime !== 'string' || parseStartTime(o.startTime) === undefined) {
+    at('startTime', 'must be a start in milliseconds such as "1500" (or HH:MM:SS.mmm / HH:MM:SS:FF)');
+  }
+  if (!isInt(o.duration) || o.duration <= 0) at('duration', 'must be a positive number of milliseconds');
+  for (const side of ['width', 'height'] as const) {
+    if (!isInt(o[side]) || o[side] < 1 || o[side] > MAX_SIDE) at(side, `must be a whole number of pixels from 1 to ${MAX_SIDE}`);
+  }
+  for (const pos of ['imageX', 'imageY'] as const) {
+    if (o[pos] !== undefined && (!isInt(o[pos]) || o[pos]! < 0 || o[pos]! > MAX_SIDE)) at(pos, `must be a whole number of pixels from 0 to ${MAX_SIDE}`);
+  }
+  for (const fade of ['fadeIn', 'fadeOut'] as const) {
+    if (o[fade] !== undefined && (!isInt(o[fade]) || o[fade]! < 0)) at(fade, 'must be a non-negative number of milliseconds');
+  }
+  if (isInt(o.duration) && (o.fadeIn ?? 0) + (o.fadeOut ?? 0) > o.duration) at('fadeIn', 'fadeIn plus fadeOut must not exceed duration');
+  if (o.opacity !== undefined && (!isInt(o.opacity) || o.opacity < 0 || o.opacity > 100)) at('opacity', 'must be a whole number from 0 to 100');
+  if (o.layer !== undefined && !isInt(o.layer)) at('layer', 'must be a whole number');
+}
+
+function checkInput({ input }: Overlay, at: Report): void {
+  const type = (input?.type ?? (input?.url ? 'URL' : input?.s3ObjectKey ? 'S3' : '')).toUpperCase();
+  if (!input || !type) at('input', 'is required: { type: "URL", url } or { type: "S3", s3BucketName, s3ObjectKey }');
+  else if (type === 'URL') {
+    if (!isHttpUrl(input.url)) at('input.url', 'must be an http or https URL');
+  } else if (type === 'S3') {
+    if (!input.s3BucketName) at('input.s3BucketName', 'is required when input.type is S3');
+    if (!input.s3ObjectKey) at('input.s3ObjectKey', 'is required when input.type is S3');
+  } else at('input.type', 'must be URL or S3');
 }
 
 /** Only http(s): ffmpeg would otherwise read `file:`, `concat:` and other protocols on the server's behalf. */

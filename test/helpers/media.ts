@@ -22,6 +22,10 @@ export interface ClipOptions {
   subtitles?: { language: string; text: string }[];
   /** `mp4` (default) or `mkv`; `m4a` writes the audio tracks only. */
   container?: 'mp4' | 'mkv' | 'm4a';
+  /** A plain picture of this colour instead of the test pattern (for pixel checks). */
+  color?: string;
+  /** Video codec; H.264 unless a test needs another. */
+  videoCodec?: string;
 }
 
 export const TWO_LANGUAGES = [
@@ -31,23 +35,28 @@ export const TWO_LANGUAGES = [
 
 /**
  * A test clip from ffmpeg's own sources: `testsrc2` picture (a moving pattern and a clock), a sine tone per audio
- * track, SubRip cues at 0.5–1.5 s and 2.0–2.8 s per subtitle track. Streams are numbered video, audio…, subtitles….
+ * track, two SubRip cues (0.5–1.5 s, then 2.0–2.8 s or earlier in a shorter clip) per subtitle track. Streams are
+ * numbered video, audio…, subtitles….
  */
 export async function makeClip(dir: string, name: string, opts: ClipOptions = {}): Promise<string> {
-  const { seconds = 3, width = 320, height = 180, fps = 30, audio = TWO_LANGUAGES, subtitles = [], container = 'mp4' } = opts;
+  const { seconds = 3, width = 320, height = 180, fps = 30, audio = TWO_LANGUAGES, subtitles = [], container = 'mp4', color, videoCodec = 'libx264' } = opts;
   const out = join(dir, `${name}.${container}`);
   const video = container !== 'm4a';
   const args: string[] = [];
-  if (video) args.push('-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}:duration=${seconds}`);
+  const picture = color ? `color=c=${color}:` : 'testsrc2=';
+  if (video) args.push('-f', 'lavfi', '-i', `${picture}size=${width}x${height}:rate=${fps}:duration=${seconds}`);
   for (const a of audio) args.push('-f', 'lavfi', '-i', `sine=frequency=${a.frequency}:sample_rate=48000:duration=${seconds}`);
   subtitles.forEach((s, k) => {
     const srt = join(dir, `${name}-${k}.srt`);
-    writeFileSync(srt, `1\n00:00:00,500 --> 00:00:01,500\n${s.text}\n\n2\n00:00:02,000 --> 00:00:02,800\n${s.text} again\n`);
+    // The second cue ends before the picture does (at 2.0–2.8 s in a 3 s clip).
+    const srtTime = (t: number) => `00:00:0${Math.floor(t)},${String(Math.round((t % 1) * 1000)).padStart(3, '0')}`;
+    const second = `${srtTime(Math.min(2, seconds - 0.4))} --> ${srtTime(Math.min(2.8, seconds - 0.1))}`;
+    writeFileSync(srt, `1\n00:00:00,500 --> 00:00:01,500\n${s.text}\n\n2\n${second}\n${s.text} again\n`);
     args.push('-i', srt);
   });
   const inputs = (video ? 1 : 0) + audio.length + subtitles.length;
   for (let i = 0; i < inputs; i++) args.push('-map', `${i}`);
-  if (video) args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', String(fps));
+  if (video) args.push('-c:v', videoCodec, ...(videoCodec === 'libx264' ? ['-preset', 'ultrafast'] : []), '-pix_fmt', 'yuv420p', '-g', String(fps));
   if (audio.length) args.push('-c:a', 'aac', '-b:a', '64k');
   if (subtitles.length) args.push('-c:s', container === 'mkv' ? 'srt' : 'mov_text');
   audio.forEach((a, k) => args.push(`-metadata:s:a:${k}`, `language=${a.language}`));
@@ -120,11 +129,25 @@ export const rung = (name: string, width: number, height: number, kbps: number):
 
 /** Streams of a played manifest grouped the way the tests assert on them. */
 export async function probeOutput(path: string): Promise<{ info: MediaInfo; video: MediaInfo['streams']; audio: MediaInfo['streams']; subtitles: MediaInfo['streams'] }> {
-  const info = await inspect(path);
+  const info = await inspect(path, { inputArgs: ['-allowed_extensions', 'ALL'] });
   return {
     info,
     video: info.streams.filter((s) => s.type === 'video'),
     audio: info.streams.filter((s) => s.type === 'audio'),
     subtitles: info.streams.filter((s) => s.type === 'subtitle'),
   };
+}
+
+export interface MasterPlaylist {
+  media: Record<string, string>[];
+  variants: (Record<string, string> & { uri: string })[];
+}
+
+/** The tags of a master playlist as attribute maps (quotes removed), the way a player reads them. */
+export function parseMaster(text: string): MasterPlaylist {
+  const attrs = (list: string) => Object.fromEntries([...list.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)].map((m) => [m[1], m[2].replace(/^"|"$/g, '')]));
+  const lines = text.split('\n').map((l) => l.trim());
+  const media = lines.filter((l) => l.startsWith('#EXT-X-MEDIA:')).map((l) => attrs(l.slice(13)));
+  const variants = lines.flatMap((l, i) => (l.startsWith('#EXT-X-STREAM-INF:') ? [{ ...attrs(l.slice(18)), uri: lines[i + 1] }] : []));
+  return { media, variants };
 }
