@@ -2,7 +2,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { runFfmpeg } from './ffmpeg.ts';
 import { directorySize } from './files.ts';
-import { addTimestampMap, codecString, readMediaPlaylist, writeMasterPlaylist, writeSubtitlePlaylist, type MasterRendition } from './hls.ts';
+import { addTimestampMap, codecString, markVod, readMediaPlaylist, writeMasterPlaylist, writeSubtitlePlaylist, type MasterRendition } from './hls.ts';
 import { inspect, type MediaInfo } from './inspect.ts';
 import { addCaptionsToMpd, audioName, captionFile, PACKAGING_DIR, packagingOf, remuxArgs, safeName, type EncodeLayout } from './packaging.ts';
 
@@ -104,6 +104,7 @@ function mediaPlaylists(l: EncodeLayout, dir: string, cmaf: boolean) {
 async function finishHls(ctx: Context, dir: string, cmaf: boolean) {
   const { layout, source } = ctx;
   const { video, audio } = mediaPlaylists(layout, dir, cmaf);
+  await Promise.all([...video, ...audio].map(markVod));
   const probe = async (playlist: string) => {
     const first = (await readMediaPlaylist(playlist)).segments[0];
     // A TS segment describes itself; an fMP4 one needs its init segment, which the playlist names.

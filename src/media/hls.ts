@@ -138,6 +138,14 @@ export async function writeMasterPlaylist(
   await writeFile(path, lines.join('\n') + '\n');
 }
 
+/** Declares a finished media playlist VOD (players may then cache it and show the whole timeline). */
+export async function markVod(path: string): Promise<void> {
+  const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => !l.startsWith('#EXT-X-PLAYLIST-TYPE:'));
+  const at = lines.findIndex((l) => l.startsWith('#EXT-X-TARGETDURATION:'));
+  lines.splice(at + 1, 0, '#EXT-X-PLAYLIST-TYPE:VOD');
+  await writeFile(path, lines.join('\n'));
+}
+
 /** A WebVTT file as a one-segment subtitle playlist next to it. */
 export async function writeSubtitlePlaylist(vttPath: string, durationS: number): Promise<string> {
   const playlist = vttPath.replace(/\.vtt$/, '.m3u8');

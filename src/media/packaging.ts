@@ -64,7 +64,9 @@ function hlsArgs(l: EncodeLayout, dir: string): string[] {
     ...codecArgs(l, l.renditions, true),
     '-f', 'hls',
     '-hls_time', String(l.preset.segmentSeconds),
-    '-hls_playlist_type', 'vod',
+    // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
+    // end); the finishing step marks them VOD.
+    '-hls_playlist_type', 'event',
     '-hls_flags', 'independent_segments',
     '-hls_segment_type', 'mpegts',
     '-hls_segment_filename', join(dir, '%v', 'seg_%05d.ts'),

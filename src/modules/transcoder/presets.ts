@@ -26,7 +26,7 @@ export interface Preset {
   ladder: Rendition[];
   audio: { codec: 'aac'; bitrateKbps: number; channels: number; sampleRate: number };
   segmentSeconds: number;
-  /** libx264 speed/quality trade-off for every rung; `veryfast` keeps a 1080p ladder near real time on two cores. */
+  /** libx264 speed/quality trade-off for every rung (see BENCHMARKS.md for what `veryfast` costs on a 1080p ladder). */
   x264Preset: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium' | 'slow';
   createsDownload: boolean;
   noTranscoding: boolean;
