@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { planTranscode } from '../src/media/plan.ts';
@@ -81,6 +81,7 @@ export async function run(): Promise<void> {
     console.log(row('transcode()', pipeline));
     const ratio = (f: (t: Timing) => number) => (mean(pipeline.map(f)) / mean(hand.map(f))).toFixed(3);
     console.log(`\nratio transcode() / by hand: wall time ${ratio((t) => t.wallMs)}, time to first playable ${ratio((t) => t.firstPlayableMs)}`);
+    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (1/5/15 min) at the end`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
@@ -117,7 +117,7 @@ describe('HLS', () => {
   });
 });
 
-describe('audio is never assigned automatically', () => {
+describe('track selection (audio is never assigned automatically)', () => {
   it('makes a muted output when no audio track is selected', async () => {
     const outDir = out();
     const r = await transcode({ input: src, tracks: [], preset: testPreset({ ladder: [rung('180p', 320, 180, 250)] }), outDir });
@@ -139,6 +139,47 @@ describe('audio is never assigned automatically', () => {
     await transcode({ input: src, tracks: [{ type: 'Audio', index: 2 }], preset: testPreset({ ladder: [rung('180p', 320, 180, 250)] }), outDir });
     const { audio } = await probeOutput(join(outDir, 'hls/master.m3u8'));
     expect(audio.map((a) => a.language)).toEqual(['fra']);
+  });
+
+  it('takes tracks from other files of the asset: a dubbed audio file and a caption file', async () => {
+    const dub = await makeClip(dir, 'dub', { container: 'm4a', seconds: 3, audio: [{ language: 'deu', frequency: 660 }] });
+    const srt = join(dir, 'captions.srt');
+    writeFileSync(srt, '1\n00:00:01,000 --> 00:00:02,000\nHallo\n');
+    const outDir = out();
+    const r = await transcode({
+      input: src,
+      tracks: [ENG, { type: 'Audio', index: 0, input: dub, name: 'Deutsch' }, { type: 'Caption', index: 0, input: srt, language: 'deu' }],
+      preset: testPreset({ ladder: [rung('180p', 320, 180, 250)] }),
+      outDir,
+    });
+    expect([r.audioTracks, r.captionTracks]).toEqual([2, 1]);
+    const master = parseMaster(readFileSync(join(outDir, 'hls/master.m3u8'), 'utf8'));
+    expect(master.media.map((m) => [m.TYPE, m.NAME, m.LANGUAGE])).toEqual([
+      ['AUDIO', 'eng', 'eng'],
+      ['AUDIO', 'Deutsch', 'deu'],
+      ['SUBTITLES', 'deu', 'deu'],
+    ]);
+    expect(readFileSync(join(outDir, 'hls/subs/sub_0.vtt'), 'utf8')).toContain('00:01.000 --> 00:02.000\nHallo');
+    const { audio } = await probeOutput(join(outDir, 'hls/master.m3u8'));
+    expect(audio.map((a) => a.language)).toEqual(['eng', 'deu']);
+  });
+});
+
+describe('progress listener', () => {
+  it('a listener that throws stops ffmpeg and fails the transcode with its error', async () => {
+    const e = await transcode({
+      input: src,
+      tracks: [],
+      preset: testPreset(),
+      outDir: out(),
+      onProgress: () => {
+        throw new Error('progress row is gone');
+      },
+    }).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(e?.message).toBe('progress row is gone');
   });
 });
 

@@ -50,11 +50,20 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
     let stdout = '';
     let stderr = '';
     let killTimer: NodeJS.Timeout | undefined;
+    let listenerError: unknown;
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
-      if (opts.onStdout) opts.onStdout(chunk);
-      else stdout += chunk;
+      if (!opts.onStdout) stdout += chunk;
+      else if (listenerError === undefined) {
+        try {
+          opts.onStdout(chunk);
+        } catch (e) {
+          // A failing listener (a progress write) ends the run with its error instead of crashing the process.
+          listenerError = e;
+          child.kill('SIGKILL');
+        }
+      }
     });
     child.stderr.on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
@@ -73,6 +82,7 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
       clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (opts.signal?.aborted) return reject(abortReason(opts.signal));
+      if (listenerError !== undefined) return reject(listenerError);
       if (code === 0) return resolve({ stdout, stderrTail: stderr });
       const tool = bin === ffprobePath() ? 'ffprobe' : 'ffmpeg';
       const detail = summarize(redact(stderr, opts.redact)) || (sig ? `killed by ${sig}` : 'no error output');

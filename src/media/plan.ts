@@ -27,6 +27,7 @@ export interface TranscodeRequest {
   overlays?: PlacedOverlay[];
   /** An empty local directory that receives the output files. */
   outDir: string;
+  /** Called synchronously as ffmpeg reports; if it throws, ffmpeg is killed and the transcode fails with that error. */
   onProgress?: (percent: number) => void;
   signal?: AbortSignal;
 }
@@ -77,47 +78,63 @@ async function inspectOrFail(source: string, what: string, redact: Record<string
 
 const label = (t: SourceTrack, s: StreamInfo, k: number, kind: string) => t.name || t.language || s.title || s.language || `${kind} ${k + 1}`;
 
-/**
- * Reads the source, checks the request against it and the preset, and builds the one ffmpeg command that encodes the
- * whole ladder. Everything a user can get wrong is reported here as a MediaError with a message they can act on.
- */
-export async function planTranscode(req: TranscodeRequest): Promise<TranscodePlan> {
-  const { preset, signal } = req;
-  const redact: Record<string, string> = { [req.outDir]: 'output', [req.input]: 'source' };
-  packagingOf(preset); // refuses a preset that combines packagings we cannot make from one encode
-  const source = await inspectOrFail(req.input, 'The source', redact, signal);
-  const infos = new Map<string, MediaInfo>([[req.input, source]]);
-  const inputs = new Inputs();
-  inputs.add(req.input);
+type Picked = { input: number; stream: StreamInfo };
 
-  const streamOf = async (t: SourceTrack, expected: StreamInfo['type'], what: string): Promise<{ input: number; stream: StreamInfo }> => {
-    const file = t.input ?? req.input;
-    if (!infos.has(file)) {
-      redact[file] = `${what} file`;
-      infos.set(file, await inspectOrFail(file, `The ${what} file`, redact, signal));
+/** The files of one request: each read once, each given an ffmpeg input index, each named in error messages. */
+class Sources {
+  readonly inputs = new Inputs();
+  readonly redact: Record<string, string>;
+  private readonly infos = new Map<string, MediaInfo>();
+
+  constructor(private readonly req: TranscodeRequest) {
+    this.redact = { [req.outDir]: 'output', [req.input]: 'source' };
+  }
+
+  async main(): Promise<MediaInfo> {
+    const info = await inspectOrFail(this.req.input, 'The source', this.redact, this.req.signal);
+    this.infos.set(this.req.input, info);
+    this.inputs.add(this.req.input);
+    return info;
+  }
+
+  /** The stream a listed track names, checked to be of the expected kind. */
+  async track(t: SourceTrack, expected: StreamInfo['type'], what: string): Promise<Picked> {
+    const file = t.input ?? this.req.input;
+    if (!this.infos.has(file)) {
+      this.redact[file] = `${what} file`;
+      this.infos.set(file, await inspectOrFail(file, `The ${what} file`, this.redact, this.req.signal));
     }
-    const stream = infos.get(file)!.streams.find((s) => s.index === t.index);
+    const stream = this.infos.get(file)!.streams.find((s) => s.index === t.index);
     if (!stream || stream.type !== expected) {
       throw new MediaError(`${what[0].toUpperCase()}${what.slice(1)} track ${t.index} is not a${expected === 'audio' ? 'n' : ''} ${expected} stream of its file`);
     }
-    return { input: inputs.add(file), stream };
-  };
+    return { input: this.inputs.add(file), stream };
+  }
 
-  // Video: the listed one, else the first one (the spec assigns it automatically); none for audio presets.
-  let video: { input: number; stream: StreamInfo } | undefined;
+  async overlay(o: PlacedOverlay, i: number): Promise<PlacedOverlay & { still: boolean }> {
+    this.redact[o.source] = `overlay ${i + 1} input`;
+    const info = await inspectOrFail(o.source, `The picture of overlay ${i + 1}`, this.redact, this.req.signal);
+    return { ...o, still: isStillImage(info) };
+  }
+}
+
+/** The tracks the output carries: the listed video (else the source's first), and only the listed audio and captions. */
+async function pickTracks(req: TranscodeRequest, sources: Sources, source: MediaInfo) {
+  const { preset } = req;
+  let video: Picked | undefined;
   if (preset.mediaType === 'video') {
     const listed = req.tracks.find((t) => t.type === 'Video');
-    if (listed) video = await streamOf(listed, 'video', 'video');
-    else {
-      const first = firstVideo(source);
-      if (first) video = { input: 0, stream: first };
-    }
+    const first = firstVideo(source);
+    video = listed ? await sources.track(listed, 'video', 'video') : first && { input: 0, stream: first };
     if (!video) throw new MediaError(`The source has no video track; preset ${preset.id} makes video (use an audio preset for audio files)`);
+    if (preset.noTranscoding && !COPYABLE_VIDEO.has(video.stream.codec)) {
+      throw new MediaError(`Preset ${preset.id} copies video without re-encoding, but the source video is ${video.stream.codec}; it needs H.264 or HEVC`);
+    }
   }
 
   const audio: OutputTrack[] = [];
   for (const t of req.tracks.filter((t) => t.type === 'Audio')) {
-    const { input, stream } = await streamOf(t, 'audio', 'audio');
+    const { input, stream } = await sources.track(t, 'audio', 'audio');
     if (preset.noTranscoding && !COPYABLE_AUDIO.has(stream.codec)) {
       throw new MediaError(`Preset ${preset.id} copies audio without re-encoding, but audio track ${t.index} is ${stream.codec}; it needs AAC, MP3, AC-3 or E-AC-3`);
     }
@@ -129,12 +146,54 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
 
   const captions: OutputTrack[] = [];
   for (const t of req.tracks.filter((t) => t.type === 'Caption')) {
-    const { input, stream } = await streamOf(t, 'subtitle', 'caption');
+    const { input, stream } = await sources.track(t, 'subtitle', 'caption');
     if (!TEXT_SUBTITLES.has(stream.codec)) {
       throw new MediaError(`Caption track ${t.index} is ${stream.codec}, a picture-based subtitle format that cannot be converted to WebVTT text`);
     }
     captions.push({ map: `${input}:${stream.index}`, name: label(t, stream, captions.length, 'Subtitles'), language: t.language ?? stream.language });
   }
+  return { video, audio, captions };
+}
+
+/** The picture side: the rungs, and the filter graph that burns the overlays in and scales to each rung (or a copy). */
+async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked) {
+  const s = video.stream;
+  const width = s.displayWidth ?? 0;
+  const height = s.displayHeight ?? 0;
+  const source = `${video.input}:${s.index}`;
+  if (req.preset.noTranscoding) {
+    // The source stream as it is: one "rung" of its own size (bitrate for information; nothing is encoded).
+    const rendition: PlannedRendition = { name: `${height}p`, width, height, pictureWidth: width, pictureHeight: height, videoBitrateKbps: Math.round((s.bitRate ?? 0) / 1000), maxrateKbps: 0, profile: 'high' };
+    return { graph: [], renditions: [rendition], videoMaps: [source] };
+  }
+  if (!(width > 0 && height > 0)) throw new MediaError('The source video has no picture size');
+  const renditions = planRenditions(req.preset, width, height);
+  const graph: string[] = [];
+  let picture = source;
+  const overlays = req.overlays ?? [];
+  if (overlays.length > 0) {
+    const placed = [];
+    for (const [i, o] of overlays.entries()) placed.push(await sources.overlay(o, i));
+    const windows = overlayWindows(placed, s.frameRate);
+    const indices = windows.map((w) => sources.inputs.addRaw(overlayInputArgs(w, s.frameRate ?? 30)));
+    const burned = overlayFilterGraph(windows, indices[0], picture);
+    graph.push(...burned.graph);
+    picture = burned.out;
+  }
+  const scaled = scaleGraph(picture, renditions);
+  return { graph: [...graph, ...scaled.graph], renditions, videoMaps: scaled.outputs.map((o) => `[${o}]`) };
+}
+
+/**
+ * Reads the source, checks the request against it and the preset, and builds the one ffmpeg command that encodes the
+ * whole ladder. Everything a user can get wrong is reported here as a MediaError with a message they can act on.
+ */
+export async function planTranscode(req: TranscodeRequest): Promise<TranscodePlan> {
+  const { preset } = req;
+  packagingOf(preset); // refuses a preset that combines packagings we cannot make from one encode
+  const sources = new Sources(req);
+  const source = await sources.main();
+  const { video, audio, captions } = await pickTracks(req, sources, source);
 
   const overlays = req.overlays ?? [];
   if (overlays.length > 0 && (preset.noTranscoding || !video)) {
@@ -143,48 +202,15 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
   const problems = placementProblems(overlays);
   if (problems.length > 0) throw new MediaError(`Invalid overlay: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
 
-  const graph: string[] = [];
-  let renditions: PlannedRendition[] = [];
-  let videoMaps: string[] = [];
-  if (video) {
-    const s = video.stream;
-    const width = s.displayWidth ?? 0;
-    const height = s.displayHeight ?? 0;
-    if (preset.noTranscoding) {
-      if (!COPYABLE_VIDEO.has(s.codec)) throw new MediaError(`Preset ${preset.id} copies video without re-encoding, but the source video is ${s.codec}; it needs H.264 or HEVC`);
-      renditions = [{ name: `${height}p`, width, height, pictureWidth: width, pictureHeight: height, videoBitrateKbps: Math.round((s.bitRate ?? 0) / 1000), maxrateKbps: 0, profile: 'high' }];
-      videoMaps = [`${video.input}:${s.index}`];
-    } else {
-      if (!(width > 0 && height > 0)) throw new MediaError('The source video has no picture size');
-      renditions = planRenditions(preset, width, height);
-      let picture = `${video.input}:${s.index}`;
-      if (overlays.length > 0) {
-        const placed = [];
-        for (const [i, o] of overlays.entries()) {
-          redact[o.source] = `overlay ${i + 1} input`;
-          const info = await inspectOrFail(o.source, `The picture of overlay ${i + 1}`, redact, signal);
-          placed.push({ ...o, still: isStillImage(info) });
-        }
-        const windows = overlayWindows(placed, s.frameRate);
-        const indices = windows.map((w) => inputs.addRaw(overlayInputArgs(w, s.frameRate ?? 30)));
-        const burned = overlayFilterGraph(windows, indices[0], picture);
-        graph.push(...burned.graph);
-        picture = burned.out;
-      }
-      const scaled = scaleGraph(picture, renditions);
-      graph.push(...scaled.graph);
-      videoMaps = scaled.outputs.map((o) => `[${o}]`);
-    }
-  }
-
+  const { graph, renditions, videoMaps } = video ? await planVideo(req, sources, video) : { graph: [], renditions: [], videoMaps: [] };
   const layout: EncodeLayout = { outDir: req.outDir, preset, renditions, videoMaps, audio, captions };
   const args = [
     '-y',
     '-progress', 'pipe:1',
     '-stats_period', '0.5',
-    ...inputs.args,
+    ...sources.inputs.args,
     ...(graph.length > 0 ? ['-filter_complex', graph.join(';')] : []),
     ...(await outputArgs(layout)),
   ];
-  return { args, layout, source, durationMs: req.durationMs ?? source.durationMs, redact };
+  return { args, layout, source, durationMs: req.durationMs ?? source.durationMs, redact: sources.redact };
 }
