@@ -49,12 +49,13 @@ export async function run(): Promise<void> {
     };
     const runPipeline = async () => {
       const outDir = join(dir, `pipeline-${pipeline.length}`);
-      pipeline.push(
-        await timed(outDir, async () => {
-          const r = await transcode({ ...request, outDir });
-          rungs = r.renditions.map((x) => `${x.width}x${x.height}`).join(', ');
-        }),
-      );
+      let outsideFfmpegMs = 0;
+      const timing = await timed(outDir, async () => {
+        const r = await transcode({ ...request, outDir });
+        rungs = r.renditions.map((x) => `${x.width}x${x.height}`).join(', ');
+        outsideFfmpegMs = r.timings.planMs + r.timings.finishMs;
+      });
+      pipeline.push({ ...timing, outsideFfmpegMs });
       rmSync(outDir, { recursive: true, force: true });
     };
     for (let i = 0; i < pairs; i++) {
@@ -81,6 +82,7 @@ export async function run(): Promise<void> {
     console.log(row('transcode()', pipeline));
     const ratio = (f: (t: Timing) => number) => (mean(pipeline.map(f)) / mean(hand.map(f))).toFixed(3);
     console.log(`\nratio transcode() / by hand: wall time ${ratio((t) => t.wallMs)}, time to first playable ${ratio((t) => t.firstPlayableMs)}`);
+    console.log(`transcode() outside ffmpeg (probing, planning, master and caption playlists): ${pipeline.map((t) => `${(t.outsideFfmpegMs! / 1000).toFixed(2)} s`).join(', ')}`);
     console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (1/5/15 min) at the end`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -90,6 +92,8 @@ export async function run(): Promise<void> {
 interface Timing {
   wallMs: number;
   firstPlayableMs: number;
+  /** transcode() only: time spent outside ffmpeg (probing, planning, playlists). */
+  outsideFfmpegMs?: number;
 }
 
 /** Wall time of `work`, and when `outDir/hls` first held a master playlist and a rung playlist listing a segment. */

@@ -4,7 +4,7 @@ import { runFfmpeg } from './ffmpeg.ts';
 import { directorySize } from './files.ts';
 import { addTimestampMap, codecString, markVod, readMediaPlaylist, writeMasterPlaylist, writeSubtitlePlaylist, type MasterRendition } from './hls.ts';
 import { inspect, type MediaInfo } from './inspect.ts';
-import { addCaptionsToMpd, audioName, captionFile, PACKAGING_DIR, packagingOf, remuxArgs, safeName, type EncodeLayout } from './packaging.ts';
+import { addCaptionsToMpd, audioName, captionFile, PACKAGING_DIR, packagingOf, remuxArgs, safeName, validLanguage, type EncodeLayout } from './packaging.ts';
 
 export interface TranscodeEndpoint {
   format: 'HLS' | 'DASH' | 'MP4';
@@ -119,7 +119,7 @@ async function finishHls(ctx: Context, dir: string, cmaf: boolean) {
   const subtitles: MasterRendition[] = [];
   for (const [k, vtt] of captions.entries()) {
     if (!cmaf) await addTimestampMap(vtt, zero);
-    subtitles.push({ playlist: await writeSubtitlePlaylist(vtt, durationS), name: layout.captions[k].name, language: layout.captions[k].language });
+    subtitles.push({ playlist: await writeSubtitlePlaylist(vtt, durationS), name: layout.captions[k].name, language: validLanguage(layout.captions[k].language) });
   }
 
   await writeMasterPlaylist(join(dir, 'master.m3u8'), {
@@ -129,7 +129,7 @@ async function finishHls(ctx: Context, dir: string, cmaf: boolean) {
     }),
     audio: layout.audio.map((a, k) => {
       const s = audioInfo[k].streams.find((s) => s.type === 'audio');
-      return { playlist: audio[k], name: a.name, language: a.language, codecs: s && codecString(s) };
+      return { playlist: audio[k], name: a.name, language: validLanguage(a.language), codecs: s && codecString(s) };
     }),
     subtitles,
   });

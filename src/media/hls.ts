@@ -142,7 +142,7 @@ export async function writeMasterPlaylist(
 export async function markVod(path: string): Promise<void> {
   const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => !l.startsWith('#EXT-X-PLAYLIST-TYPE:'));
   const at = lines.findIndex((l) => l.startsWith('#EXT-X-TARGETDURATION:'));
-  lines.splice(at + 1, 0, '#EXT-X-PLAYLIST-TYPE:VOD');
+  lines.splice(Math.max(at, 0) + 1, 0, '#EXT-X-PLAYLIST-TYPE:VOD');
   await writeFile(path, lines.join('\n'));
 }
 

@@ -42,13 +42,15 @@ export const captionFile = (k: number) => `subs/sub_${k}.vtt`;
 const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 export const validLanguage = (l?: string) => (l && LANGUAGE.test(l) ? l : undefined);
 
-function codecArgs(l: EncodeLayout, renditions: PlannedRendition[], withAudio: boolean): string[] {
+/** `-metadata:s:a:0 language=eng …` for the audio (`a`) or subtitle (`s`) streams of one output, in order. */
+const languageTags = (kind: 'a' | 's', tracks: OutputTrack[]) =>
+  tracks.flatMap((t, k) => (validLanguage(t.language) ? [`-metadata:s:${kind}:${k}`, `language=${t.language}`] : []));
+
+/** Encoder (or copy) options of one output holding these rungs and every audio track, languages tagged. */
+function codecArgs(l: EncodeLayout, renditions: PlannedRendition[]): string[] {
   const args = l.preset.noTranscoding ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
-  if (withAudio && l.audio.length > 0) args.push(...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
-  l.audio.forEach((a, k) => {
-    if (withAudio && validLanguage(a.language)) args.push(`-metadata:s:a:${k}`, `language=${a.language}`);
-  });
-  return args;
+  if (l.audio.length > 0) args.push(...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
+  return [...args, ...languageTags('a', l.audio)];
 }
 
 const maps = (targets: string[]) => targets.flatMap((m) => ['-map', m]);
@@ -61,7 +63,7 @@ function hlsArgs(l: EncodeLayout, dir: string): string[] {
   ].join(' ');
   return [
     ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
-    ...codecArgs(l, l.renditions, true),
+    ...codecArgs(l, l.renditions),
     '-f', 'hls',
     '-hls_time', String(l.preset.segmentSeconds),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
@@ -83,7 +85,7 @@ function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean): string[] {
   const sets = [...(n > 0 ? ['id=0,streams=v'] : []), ...l.audio.map((_, k) => `id=${k + 1},streams=${n + k}`)].join(' ');
   return [
     ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
-    ...codecArgs(l, l.renditions, true),
+    ...codecArgs(l, l.renditions),
     '-f', 'dash',
     '-seg_duration', String(l.preset.segmentSeconds),
     '-use_template', '1',
@@ -99,12 +101,12 @@ function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean): string[] {
 /** MP4 downloads encoded directly (presets with no streaming packaging): one file per rung, or per audio track. */
 function mp4Args(l: EncodeLayout, dir: string): string[] {
   const subs = l.captions.flatMap((c) => ['-map', c.map]);
-  const subCodec = l.captions.length > 0 ? ['-c:s', 'mov_text', ...captionMetadata(l.captions)] : [];
+  const subCodec = l.captions.length > 0 ? ['-c:s', 'mov_text', ...languageTags('s', l.captions)] : [];
   if (l.renditions.length === 0) {
     return l.audio.flatMap((a, k) => [
       '-map', a.map,
       ...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)),
-      ...(validLanguage(a.language) ? ['-metadata:s:a:0', `language=${a.language}`] : []),
+      ...languageTags('a', [a]),
       '-movflags', '+faststart',
       join(dir, `${audioName(k)}.m4a`),
     ]);
@@ -112,16 +114,13 @@ function mp4Args(l: EncodeLayout, dir: string): string[] {
   return l.renditions.flatMap((r, i) => [
     ...maps([l.videoMaps[i], ...l.audio.map((a) => a.map)]),
     ...subs,
-    ...codecArgs(l, [r], true),
+    ...codecArgs(l, [r]),
     ...subCodec,
     '-max_muxing_queue_size', '4096',
     '-movflags', '+faststart',
     join(dir, `${safeName(r.name)}.mp4`),
   ]);
 }
-
-const captionMetadata = (captions: OutputTrack[]) =>
-  captions.flatMap((c, k) => (validLanguage(c.language) ? [`-metadata:s:s:${k}`, `language=${c.language}`] : []));
 
 /** Captions as WebVTT files beside the streaming manifests. */
 function captionArgs(l: EncodeLayout, dir: string): string[] {
@@ -188,7 +187,7 @@ export function remuxArgs(
       ...common,
       ...audioIn.flatMap((input, k) => [
         '-map', `${input}:a:0`, '-c', 'copy',
-        ...(validLanguage(l.audio[k]?.language) ? ['-metadata:s:a:0', `language=${l.audio[k].language}`] : []),
+        ...languageTags('a', [l.audio[k]]),
         '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart', join(dir, `${audioName(k)}.m4a`),
       ]),
     ];
@@ -200,8 +199,8 @@ export function remuxArgs(
       ...audioIn.flatMap((input) => ['-map', `${input}:a:0`]),
       ...subIn.flatMap((input) => ['-map', `${input}:s:0`]),
       '-c:v', 'copy', '-c:a', 'copy', '-c:s', 'mov_text',
-      ...l.audio.flatMap((a, k) => (validLanguage(a.language) ? [`-metadata:s:a:${k}`, `language=${a.language}`] : [])),
-      ...captionMetadata(l.captions),
+      ...languageTags('a', l.audio),
+      ...languageTags('s', l.captions),
       '-max_muxing_queue_size', '4096',
       '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart',
       join(dir, `${safeName(l.renditions[i].name)}.mp4`),

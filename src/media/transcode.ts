@@ -16,6 +16,8 @@ export interface TranscodeResult {
   captionTracks: number;
   /** The encoding command's arguments (after `ffmpeg`), for logs and the benchmark. */
   ffmpegArgs: string[];
+  /** Where the time went: reading the source and planning, the ffmpeg encode, the finishing steps. */
+  timings: { planMs: number; encodeMs: number; finishMs: number };
 }
 
 /**
@@ -25,11 +27,13 @@ export interface TranscodeResult {
  *
  * Progress is whole percents of the source duration as ffmpeg reports it, never falling; 100 only once every file is
  * written. Rejects with a MediaError whose message suits an asset's `errorMessage`, or with the signal's reason when
- * aborted (ffmpeg is killed).
+ * aborted (ffmpeg is killed); `outDir` may then hold partial files, which the caller removes.
  */
 export async function transcode(req: TranscodeRequest): Promise<TranscodeResult> {
+  const started = performance.now();
   await mkdir(req.outDir, { recursive: true });
   const plan = await planTranscode(req);
+  const planned = performance.now();
   let last = -1;
   const report = (p: number) => {
     if (p > last) {
@@ -39,7 +43,9 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
   };
   const parser = new ProgressParser(plan.durationMs, (p) => report(Math.min(p, 99)));
   await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
+  const encoded = performance.now();
   const endpoints = await finishOutputs({ layout: plan.layout, source: plan.source, signal: req.signal, redact: plan.redact });
+  const finished = performance.now();
   report(100);
   const { renditions, audio, captions } = plan.layout;
   return {
@@ -49,5 +55,6 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     audioTracks: audio.length,
     captionTracks: captions.length,
     ffmpegArgs: plan.args,
+    timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
   };
 }
