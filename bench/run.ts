@@ -1,18 +1,18 @@
 /**
- * `npm run bench [name…]`: runs the named benchmarks (all when none is named). Each prints its figures and the ratio
- * against a baseline measured in the same run.
+ * `npm run bench` runs every benchmark; `npm run bench -- <name> [options]` runs one.
+ * Each prints its figures and ratios against a baseline measured in the same run.
  */
-const BENCHES: Record<string, () => Promise<void>> = {
-  transcode: async () => (await import('./transcode.ts')).run(),
+const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
+  transcode: () => import('./transcode.ts'),
 };
 
-const names = process.argv.slice(2);
-for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
-  const bench = BENCHES[name];
-  if (!bench) {
-    console.error(`unknown benchmark "${name}"; known: ${Object.keys(BENCHES).join(', ')}`);
-    process.exit(2);
-  }
-  console.log(`\n## ${name}\n`);
-  await bench();
+const [name, ...args] = process.argv.slice(2);
+if (name && !(name in BENCHMARKS)) {
+  console.error(`Unknown benchmark "${name}"; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  process.exit(2);
 }
+for (const n of name ? [name] : Object.keys(BENCHMARKS)) {
+  console.log(`\n== bench ${n}`);
+  await (await BENCHMARKS[n]()).run(name ? args : []);
+}
+process.exit(0);

@@ -15,7 +15,7 @@ import { presetById } from '../src/modules/transcoder/presets.ts';
  * BENCH_SECONDS (default 60) and BENCH_HEIGHT (default 1080) make a quicker run; BENCH_PAIRS (default 2) sets how
  * many times each side runs.
  */
-export async function run(): Promise<void> {
+export async function run(_args: string[] = []): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 60);
   const height = Number(process.env.BENCH_HEIGHT ?? 1080);
   const width = Math.round((height * 16) / 9 / 2) * 2;

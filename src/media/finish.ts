@@ -4,7 +4,7 @@ import { runFfmpeg } from './ffmpeg.ts';
 import { directorySize } from './files.ts';
 import { addTimestampMap, codecString, markVod, readMediaPlaylist, writeMasterPlaylist, writeSubtitlePlaylist, type MasterRendition } from './hls.ts';
 import { inspect, type MediaInfo } from './inspect.ts';
-import { addCaptionsToMpd, audioName, captionFile, PACKAGING_DIR, packagingOf, remuxArgs, safeName, validLanguage, type EncodeLayout } from './packaging.ts';
+import { addCaptionsToMpd, audioName, captionFile, packagingOf, remuxArgs, safeName, validLanguage, type EncodeLayout } from './packaging.ts';
 
 export interface TranscodeEndpoint {
   format: 'HLS' | 'DASH' | 'MP4';
@@ -39,25 +39,25 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
   let hlsPlaylists: Awaited<ReturnType<typeof finishHls>> | undefined;
 
   if (streaming === 'hls' || streaming === 'cmaf') {
-    const dir = join(layout.outDir, PACKAGING_DIR[streaming]);
+    const dir = join(layout.outDir, streaming);
     hlsPlaylists = await finishHls(ctx, dir, streaming === 'cmaf');
     const durationS = await longest([...hlsPlaylists.video, ...hlsPlaylists.audio]);
     endpoints.push({ format: 'HLS', manifest: rel(layout, join(dir, 'master.m3u8')), durationMilliseconds: Math.round(durationS * 1000), size: 0, hasVerticalOrientation: vertical });
   }
   if (streaming === 'dash' || streaming === 'cmaf') {
-    const dir = join(layout.outDir, PACKAGING_DIR[streaming]);
+    const dir = join(layout.outDir, streaming);
     const mpd = join(dir, 'manifest.mpd');
     await addCaptionsToMpd(mpd, layout.captions);
     const durationMs = mpdDurationMs(await readFile(mpd, 'utf8'));
     endpoints.push({ format: 'DASH', manifest: rel(layout, mpd), durationMilliseconds: durationMs, size: 0, hasVerticalOrientation: vertical });
   }
   if (streaming) {
-    const size = await directorySize(join(layout.outDir, PACKAGING_DIR[streaming]));
+    const size = await directorySize(join(layout.outDir, streaming));
     for (const e of endpoints) e.size = size;
   }
 
   if (mp4) {
-    const dir = join(layout.outDir, PACKAGING_DIR.mp4);
+    const dir = join(layout.outDir, 'mp4');
     await mkdir(dir, { recursive: true });
     if (hlsPlaylists) {
       await runFfmpeg(['-y', ...remuxArgs(hlsPlaylists, layout, dir)], { signal: ctx.signal, redact: ctx.redact });

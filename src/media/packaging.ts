@@ -21,7 +21,10 @@ export interface EncodeLayout {
   captions: OutputTrack[];
 }
 
-/** The streaming packaging of a preset (at most one), and whether MP4 downloads come with it. */
+/**
+ * The streaming packaging of a preset (at most one), and whether MP4 downloads come with it. Each packaging writes into
+ * the output directory's folder of its own name (`hls/`, `dash/`, `cmaf/`, `mp4/`).
+ */
 export function packagingOf(preset: Preset): { streaming?: Exclude<Packaging, 'mp4'>; mp4: boolean } {
   const streaming = preset.packaging.filter((p): p is Exclude<Packaging, 'mp4'> => p !== 'mp4');
   if (streaming.length > 1) throw new Error(`preset ${preset.id}: at most one of hls, dash, cmaf (cmaf serves both HLS and DASH)`);
@@ -29,9 +32,6 @@ export function packagingOf(preset: Preset): { streaming?: Exclude<Packaging, 'm
   if (mp4 && streaming[0] === 'dash') throw new Error(`preset ${preset.id}: MP4 downloads come with hls or cmaf, not dash`);
   return { streaming: streaming[0], mp4 };
 }
-
-/** Directory of each packaging inside the output directory; also the prefix of its endpoints' manifests. */
-export const PACKAGING_DIR: Record<Packaging, string> = { hls: 'hls', dash: 'dash', cmaf: 'cmaf', mp4: 'mp4' };
 
 /** Names that go into paths and ffmpeg's var_stream_map: letters, digits, `_` and `-` only. */
 export const safeName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_') || 'x';
@@ -131,11 +131,11 @@ function captionArgs(l: EncodeLayout, dir: string): string[] {
 export async function outputArgs(l: EncodeLayout): Promise<string[]> {
   const { streaming } = packagingOf(l.preset);
   if (!streaming) {
-    const dir = join(l.outDir, PACKAGING_DIR.mp4);
+    const dir = join(l.outDir, 'mp4');
     await mkdir(dir, { recursive: true });
     return mp4Args(l, dir);
   }
-  const dir = join(l.outDir, PACKAGING_DIR[streaming]);
+  const dir = join(l.outDir, streaming);
   await mkdir(l.captions.length > 0 ? join(dir, 'subs') : dir, { recursive: true });
   const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf');
   return [...muxer, ...captionArgs(l, dir)];
