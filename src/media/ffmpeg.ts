@@ -21,7 +21,6 @@ export interface RunOptions {
   onStdout?: (chunk: string) => void;
   /** Strings to hide in error messages, each mapped to what to say instead (local paths, presigned URLs). */
   redact?: Record<string, string>;
-  cwd?: string;
 }
 
 export interface RunResult {
@@ -46,7 +45,7 @@ export async function runFfprobe(args: string[], opts: RunOptions = {}): Promise
 function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(abortReason(opts.signal));
-    const child = spawn(bin, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let killTimer: NodeJS.Timeout | undefined;

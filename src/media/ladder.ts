@@ -72,11 +72,11 @@ export function scaleGraph(input: string, renditions: PlannedRendition[]): { gra
 }
 
 /**
- * H.264 options for the video streams of one output, `first` being the output index of its first video stream.
- * Keyframes are forced on every segment boundary (and scene cuts may not add others), so every rung can be cut at the
- * same instants and players switch rungs cleanly.
+ * H.264 options for the video streams of one output, in the order of its rungs. Keyframes are forced on every
+ * segment boundary (and scene cuts may not add others), so every rung can be cut at the same instants and players
+ * switch rungs cleanly.
  */
-export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], first = 0): string[] {
+export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[]): string[] {
   const args = [
     '-c:v', 'libx264',
     '-preset', preset.x264Preset,
@@ -84,7 +84,7 @@ export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[],
     '-force_key_frames', `expr:gte(t,n_forced*${preset.segmentSeconds})`,
   ];
   renditions.forEach((r, i) => {
-    const s = `v:${first + i}`;
+    const s = `v:${i}`;
     args.push(`-b:${s}`, `${r.videoBitrateKbps}k`, `-maxrate:${s}`, `${r.maxrateKbps}k`, `-bufsize:${s}`, `${r.maxrateKbps * 2}k`, `-profile:${s}`, r.profile);
   });
   return args;

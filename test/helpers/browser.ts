@@ -35,7 +35,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host === '127.0.0.1' ? '127.0.0.1' : 'localhost'}:${port}`,
+    url: `http://${host}:${port}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
