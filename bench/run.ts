@@ -5,6 +5,7 @@
 const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
+  transcode: () => import('./transcode.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);
