@@ -14,12 +14,43 @@ export interface Config {
   logLevel: string;
   /** `all` (default): API and workers in one process; `api` or `worker` to scale them apart. */
   role: 'all' | 'api' | 'worker';
+  webhooks: WebhookConfig;
+}
+
+/** Webhook delivery; the retry schedule is described in docs/decisions.md. */
+export interface WebhookConfig {
+  /** A delivery attempt with no complete 200 answer within this time is a failed attempt. */
+  timeoutMs: number;
+  /** Failed deliveries are retried for this long; then the webhook turns `Unhealthy`. */
+  retryPeriodSeconds: number;
+  /** First retry delay; each further one doubles, up to `retryMaxDelayMs`, with jitter. */
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** Allow delivery to private, loopback and link-local addresses (local development, tests). */
+  allowPrivate: boolean;
+  /** Webhooks delivered to at once by one worker process. */
+  concurrency: number;
+  /** How often the dispatcher looks for work when no notification wakes it. */
+  pollMs: number;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Error(`${name} must be true or false, got "${value}"`);
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  const n = int(name, value, fallback);
+  if (n === 0) throw new Error(`${name} must be greater than 0`);
   return n;
 }
 
@@ -41,6 +72,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
+    webhooks: {
+      timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
+      retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),
+      retryBaseMs: positive('MEDIAPLANE_WEBHOOK_RETRY_BASE_MS', env.MEDIAPLANE_WEBHOOK_RETRY_BASE_MS, 10_000),
+      retryMaxDelayMs: positive('MEDIAPLANE_WEBHOOK_RETRY_MAX_DELAY_MS', env.MEDIAPLANE_WEBHOOK_RETRY_MAX_DELAY_MS, 3_600_000),
+      allowPrivate: bool('MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE', env.MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE, false),
+      concurrency: positive('MEDIAPLANE_WEBHOOK_CONCURRENCY', env.MEDIAPLANE_WEBHOOK_CONCURRENCY, 64),
+      pollMs: positive('MEDIAPLANE_WEBHOOK_POLL_MS', env.MEDIAPLANE_WEBHOOK_POLL_MS, 500),
+    },
     ...overrides,
   };
 }
