@@ -14,6 +14,8 @@ export interface Config {
   logLevel: string;
   /** `all` (default): API and workers in one process; `api` or `worker` to scale them apart. */
   role: 'all' | 'api' | 'worker';
+  /** Transcodes one worker process runs at once; each ffmpeg already uses every core. */
+  transcodeConcurrency: number;
   webhooks: WebhookConfig;
 }
 
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
+    transcodeConcurrency: Math.max(1, int('MEDIAPLANE_TRANSCODE_CONCURRENCY', env.MEDIAPLANE_TRANSCODE_CONCURRENCY, 1)),
     webhooks: {
       timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
       retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),

@@ -1,10 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { describeEachDb, freshDatabaseUrl, tenantClient, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { uploadFile, waitFor } from './helpers/upload.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -29,23 +28,19 @@ function walk(dir: string): string[] {
 }
 
 describeEachDb('VOD transcoding survives a killed server', (kind) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-restart-'));
+  let storage: TestStorage | undefined;
   let child: ChildProcess | undefined;
-  let dropDb: (() => Promise<void>) | undefined;
   afterAll(async () => {
     child?.kill('SIGKILL');
-    await dropDb?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage?.drop();
   });
 
   it('finishes all three assets after kill -9 and restart, with no duplicate outputs and no orphan files', async () => {
+    storage = await freshStorage(kind);
+    const { dataDir } = storage;
     const port = await freePort();
     const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'restart-token', MEDIAPLANE_PUBLIC_URL: `http://localhost:${port}` };
-    if (kind === 'postgres') {
-      const db = await freshDatabaseUrl();
-      env.DATABASE_URL = db.url;
-      dropDb = db.drop;
-    }
+    if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl;
     const base = `http://localhost:${port}`;
     child = startServer(env);
     await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 30_000);

@@ -5,12 +5,13 @@ import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import type { JobSpec } from '../../../jobs/queue.ts';
-import { transcode } from '../../../media/transcode.ts';
+import { transcode, type SourceTrack } from '../../../media/transcode.ts';
+import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { recordEvent } from '../../notifications/events.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
 import { uploadOutput } from './upload.ts';
-import { vodAssets, vodOutputs, type EndpointRow } from './tables.ts';
+import { vodAssets, vodOutputs, type EndpointRow, type OverlayRow } from './tables.ts';
 
 export interface TranscodeJob {
   tenantId: string;
@@ -57,6 +58,18 @@ async function fail(ctx: PlatformContext, j: TranscodeJob, message: string): Pro
 /** Errors that retrying cannot fix: the source or the request is wrong. */
 class PermanentError extends Error {}
 
+/** An overlay's picture, for ffmpeg: its URL, or an object of the platform's own store (`S3` input naming its bucket). */
+async function placeOverlays(ctx: PlatformContext, overlays: OverlayRow[]): Promise<PlacedOverlay[]> {
+  return Promise.all(
+    overlays.map(async (o) => {
+      if (o.input?.url && (o.input.type ?? 'URL').toUpperCase() === 'URL') return { ...o, source: o.input.url };
+      const key = o.input?.s3ObjectKey;
+      if (key && o.input?.s3BucketName === ctx.store.bucket) return { ...o, source: await ctx.store.readableLocation(key) };
+      throw new PermanentError(`Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not in the platform's bucket; use a URL`);
+    }),
+  );
+}
+
 async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void> {
   const output = await claim(ctx, j);
   if (!output) return;
@@ -87,9 +100,9 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     const result = await transcode({
       input: await ctx.store.readableLocation(file.fileKey),
       durationMs: file.durationMs ?? asset.durationMilliseconds ?? 0,
-      tracks: source.transcodingTracks,
+      tracks: source.transcodingTracks.map((t) => ({ type: t.type as SourceTrack['type'], index: Number(t.trackSelector.trackId), language: t.language, name: t.name })),
       preset,
-      overlays: output.overlays,
+      overlays: await placeOverlays(ctx, output.overlays),
       outDir: workDir,
       signal: abort.signal,
       onProgress: (percent: number) => {

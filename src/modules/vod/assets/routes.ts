@@ -6,12 +6,14 @@ import { withErrors } from '../../../platform/schemas.ts';
 import * as s from './schemas.ts';
 import * as assets from './service.ts';
 
+/** "200, no body" (spec, Errors §1). */
+const NoBody = Type.Unsafe<undefined>({ type: 'null', description: 'no body' });
+
 export const vodAssetRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
   const tags = ['VOD assets'];
   const { db } = ctx;
   const read = { access: 'read' as const };
   const write = { access: 'write' as const };
-  const empty = Type.Null();
 
   app.post('/vod/v1/assets', {
     config: write,
@@ -35,7 +37,7 @@ export const vodAssetRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }>
 
   app.delete('/vod/v1/assets/:id', {
     config: write,
-    schema: { tags, summary: 'Delete VOD asset', params: s.AssetParams, response: withErrors({ 200: empty }) },
+    schema: { tags, summary: 'Delete VOD asset', params: s.AssetParams, response: withErrors({ 200: NoBody }) },
   }, async (req, reply) => {
     await assets.deleteAsset(ctx, req.principal.tenantId, req.params.id);
     return reply.status(200).send();
@@ -53,7 +55,7 @@ export const vodAssetRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }>
 
   app.delete('/vod/v1/assets/:id/outputs/:outputId', {
     config: write,
-    schema: { tags, summary: 'Remove output from VOD asset', params: s.OutputParams, response: withErrors({ 200: empty }) },
+    schema: { tags, summary: 'Remove output from VOD asset', params: s.OutputParams, response: withErrors({ 200: NoBody }) },
   }, async (req, reply) => {
     await assets.removeOutput(ctx, req.principal.tenantId, req.params.id, req.params.outputId);
     return reply.status(200).send();

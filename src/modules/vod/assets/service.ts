@@ -8,6 +8,7 @@ import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
 import { recordEvent } from '../../notifications/events.ts';
 import { presetById } from '../../transcoder/service.ts';
+import { overlayProblems } from '../../../media/overlays.ts';
 import { enqueueTranscode } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
 import { linkAssetToFiles, loadSourceFiles, unlinkAssetFromFiles } from './sourceFiles.ts';
@@ -28,13 +29,8 @@ function requirePreset(id: string, field: string) {
 }
 
 function checkOverlays(overlays: OverlayRow[] | undefined, field: string): OverlayRow[] {
-  for (const [i, o] of (overlays ?? []).entries()) {
-    if (!/^\d{1,10}$/.test(o.startTime)) throw validationError(`${field}[${i}].startTime`, 'must be a whole number of milliseconds');
-    const type = o.input?.type ?? (o.input?.s3ObjectKey ? 'S3' : 'URL');
-    if (type === 'URL' && !/^https?:\/\//.test(o.input?.url ?? '')) throw validationError(`${field}[${i}].input.url`, 'must be an http(s) URL of an image or video');
-    if (type === 'S3' && !(o.input?.s3BucketName && o.input?.s3ObjectKey)) throw validationError(`${field}[${i}].input`, 's3BucketName and s3ObjectKey are required for S3 input');
-    if (type !== 'URL' && type !== 'S3') throw validationError(`${field}[${i}].input.type`, 'must be URL or S3');
-  }
+  const problems = overlayProblems(overlays ?? [], field);
+  if (problems.length) throw new ApiError(400, 'validation_failed', problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
   return overlays ?? [];
 }
 
