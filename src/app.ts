@@ -13,6 +13,10 @@ import { findPrincipalByToken } from './modules/admin/service.ts';
 import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
 import { transcoderRoutes } from './modules/transcoder/routes.ts';
+import { defineFileJobs } from './modules/vod/files.jobs.ts';
+import { fileRoutes } from './modules/vod/files.routes.ts';
+import { FsObjectStore } from './storage/fsStore.ts';
+import { storageRoutes } from './storage/routes.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -50,5 +54,8 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
   await app.register(coreRoutes, { db });
   await app.register(transcoderRoutes);
+  await defineFileJobs(ctx);
+  await app.register(fileRoutes, { ctx });
+  if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
   return app;
 }

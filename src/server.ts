@@ -6,9 +6,11 @@ import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext, WorkerStarter } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { openObjectStore } from './storage/open.ts';
+import { startFileWorkers } from './modules/vod/files.jobs.ts';
 
 /** Each module's workers; a module with job handlers adds its starter here. */
-const WORKERS: WorkerStarter[] = [];
+const WORKERS: WorkerStarter[] = [startFileWorkers];
 
 export interface Platform {
   app: FastifyInstance;
@@ -27,7 +29,8 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
     database = await openDatabase(config);
     await database.migrate();
     jobs = await JobQueue.start(database);
-    const ctx: PlatformContext = { config, database, db: database.db, jobs };
+    const store = await openObjectStore(config);
+    const ctx: PlatformContext = { config, database, db: database.db, jobs, store };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });
