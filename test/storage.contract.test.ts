@@ -63,6 +63,27 @@ for (const kind of STORES) {
       }
     });
 
+    it('runs a multipart upload through presigned part URLs, with or without a known part size', async () => {
+      const partSize = 5 * 1024 * 1024;
+      const data = randomBytes(partSize + 1234);
+      for (const known of [undefined, partSize]) {
+        const key = `t/m/${known ?? 'any'}.bin`;
+        const { uploadId } = await store.createMultipartUpload(key, 'application/octet-stream', known);
+        const sent = [];
+        for (const [i, bytes] of [data.subarray(0, partSize), data.subarray(partSize)].entries()) {
+          const res = await fetch(await store.presignUploadPart(key, uploadId, i + 1, 60), { method: 'PUT', body: bytes });
+          expect(res.status).toBe(200);
+          sent.push({ partNumber: i + 1, eTag: res.headers.get('etag')! });
+        }
+        expect(await store.listParts(key, uploadId)).toEqual(sent.map((p, i) => ({ ...p, size: i ? 1234 : partSize })));
+        await store.completeMultipartUpload(key, uploadId, sent);
+        expect((await read(await store.getStream(key))).equals(data)).toBe(true);
+      }
+      const { uploadId } = await store.createMultipartUpload('t/m/aborted.bin');
+      await store.abortMultipartUpload('t/m/aborted.bin', uploadId);
+      await expect(store.listParts('t/m/aborted.bin', uploadId)).rejects.toMatchObject({ code: 'NoSuchUpload' });
+    });
+
     it('deletes one object, and every object under a prefix', async () => {
       await store.putObject('t/d/1.ts', 'a');
       await store.putObject('t/d/sub/2.ts', 'b');

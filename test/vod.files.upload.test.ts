@@ -161,6 +161,15 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
     expect(wrongSize.body.status.code).toBe('upload_part_size_mismatch');
     expect(wrongSize.body.status.message).toContain(`part 2 has ${partSize - 1} bytes, expected ${partSize}`);
 
+    // A part larger than the part size: the embedded store refuses it at once (it writes parts in place), S3 at completion.
+    const long = await putPart(s.multipartUrls[1], Buffer.concat([parts[1], Buffer.from('x')]));
+    if (store === 'fs') {
+      expect(long.status).toBe(413);
+      expect(long.body).toContain('"part_too_large"');
+    } else {
+      const tooLong = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: long.eTag }, { partNumber: 3, eTag: p3.eTag }]);
+      expect(tooLong.body.status.message).toContain(`part 2 has ${partSize + 1} bytes, expected ${partSize}`);
+    }
     const p2 = await putPart(s.multipartUrls[1], parts[1]);
     const wrongETag = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: p2.eTag }, { partNumber: 3, eTag: p1.eTag }]);
     expect(wrongETag.body.status.code).toBe('upload_part_etag_mismatch');

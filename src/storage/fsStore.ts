@@ -1,34 +1,24 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { contentTypeOf } from './contentTypes.ts';
-import { assertKey, normalizeETag, StoreError, type ObjectInfo, type ObjectStore, type UploadedPart } from './objectStore.ts';
+import { FsUploads } from './fsUploads.ts';
+import { assertKey, StoreError, type ObjectInfo, type ObjectStore, type UploadedPart } from './objectStore.ts';
 import type { UrlSigner } from './signing.ts';
 
-/** S3 refuses parts above 5 GiB; so does the embedded store, so that one client works against both. */
-export const MAX_PART_SIZE = 5 * 1024 ** 3;
-
-const PART_FILE = /^(\d+)\.([0-9a-f]{32})$/;
-
-interface UploadRecord {
-  key: string;
-  contentType?: string;
-}
-
 /**
- * The embedded store: objects are files under `<dataDir>/objects/<key>`, multipart uploads are directories under
- * `<dataDir>/uploads/<uploadId>` holding one file per part, named `<partNumber>.<md5>` so that the part's ETag
- * needs no second file to stay in step with. The platform serves the signed URLs itself (see routes.ts).
+ * The embedded store: objects are files under `<dataDir>/objects/<key>`, multipart uploads live under
+ * `<dataDir>/uploads` (fsUploads.ts). The platform serves the signed URLs itself (routes.ts).
  */
 export class FsObjectStore implements ObjectStore {
   readonly kind = 'fs' as const;
   readonly minPartSize = 1;
   readonly bucket: string;
-  private readonly uploadsDir: string;
+  private readonly uploads: FsUploads;
 
   constructor(
     dataDir: string,
@@ -37,7 +27,7 @@ export class FsObjectStore implements ObjectStore {
     private readonly publicUrl: () => URL,
   ) {
     this.bucket = join(dataDir, 'objects');
-    this.uploadsDir = join(dataDir, 'uploads');
+    this.uploads = new FsUploads(join(dataDir, 'uploads'));
   }
 
   path(key: string): string {
@@ -53,32 +43,11 @@ export class FsObjectStore implements ObjectStore {
     return this.path(key);
   }
 
-  // --- multipart upload -------------------------------------------------------------------------------------------
+  // --- multipart upload (fsUploads.ts) ----------------------------------------------------------------------------
 
-  private uploadDir(uploadId: string): string {
-    if (!/^[0-9a-f-]{36}$/.test(uploadId)) throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist`);
-    return join(this.uploadsDir, uploadId);
-  }
-
-  private async upload(key: string, uploadId: string): Promise<string> {
-    const dir = this.uploadDir(uploadId);
-    let record: UploadRecord;
-    try {
-      record = JSON.parse(await readFile(join(dir, 'upload.json'), 'utf8'));
-    } catch {
-      throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist (completed, aborted or never started)`);
-    }
-    if (record.key !== key) throw new StoreError('NoSuchUpload', `upload ${uploadId} is not an upload of ${key}`);
-    return dir;
-  }
-
-  async createMultipartUpload(key: string, contentType?: string): Promise<{ uploadId: string }> {
+  createMultipartUpload(key: string, contentType?: string, partSize?: number): Promise<{ uploadId: string }> {
     assertKey(key);
-    const uploadId = randomUUID();
-    const dir = join(this.uploadsDir, uploadId);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'upload.json'), JSON.stringify({ key, contentType } satisfies UploadRecord));
-    return { uploadId };
+    return this.uploads.create(key, contentType, partSize).then((uploadId) => ({ uploadId }));
   }
 
   async presignUploadPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
@@ -95,105 +64,21 @@ export class FsObjectStore implements ObjectStore {
     return this.signer.verify(['PUT', key, uploadId, partNumber, expires], signature);
   }
 
-  /**
-   * Streams one part to disk, hashing as it goes; never holds more than the stream's buffers in memory. A part sent
-   * again replaces the earlier one (the last complete write wins, as on S3).
-   */
-  async receivePart(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
-    const dir = await this.upload(key, uploadId);
-    const tmp = join(dir, `.${partNumber}.${randomUUID()}.tmp`);
-    const hash = createHash('md5');
-    let size = 0;
-    try {
-      await pipeline(
-        body,
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            size += chunk.length;
-            if (size > MAX_PART_SIZE) throw new PartTooLargeError();
-            hash.update(chunk);
-            yield chunk;
-          }
-        },
-        createWriteStream(tmp),
-      );
-      const md5 = hash.digest('hex');
-      await rename(tmp, join(dir, `${partNumber}.${md5}`));
-      await this.dropOlderCopies(dir, partNumber, md5);
-      return { eTag: `"${md5}"`, size };
-    } catch (e) {
-      await rm(tmp, { force: true });
-      // An upload aborted while the part was streaming: report it as gone, not as a disk error.
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
-      throw e;
-    }
+  /** Streams one part to disk (what a signed part URL's PUT does). */
+  receivePart(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
+    return this.uploads.receive(key, uploadId, partNumber, body);
   }
 
-  /** Removes earlier copies of a part that was sent again; copies written later than this one stay. */
-  private async dropOlderCopies(dir: string, partNumber: number, md5: string): Promise<void> {
-    const mine = (await stat(join(dir, `${partNumber}.${md5}`))).mtimeMs;
-    for (const f of await readdir(dir)) {
-      const m = PART_FILE.exec(f);
-      if (!m || Number(m[1]) !== partNumber || m[2] === md5) continue;
-      const other = await stat(join(dir, f)).catch(() => undefined);
-      if (other && other.mtimeMs <= mine) await unlink(join(dir, f)).catch(() => {});
-    }
+  listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]> {
+    return this.uploads.list(key, uploadId);
   }
 
-  private async currentParts(dir: string): Promise<Map<number, UploadedPart & { size: number; file: string; mtimeMs: number }>> {
-    const parts = new Map<number, UploadedPart & { size: number; file: string; mtimeMs: number }>();
-    for (const f of await readdir(dir)) {
-      const m = PART_FILE.exec(f);
-      if (!m) continue;
-      const s = await stat(join(dir, f)).catch(() => undefined);
-      if (!s) continue;
-      const partNumber = Number(m[1]);
-      const seen = parts.get(partNumber);
-      if (!seen || s.mtimeMs > seen.mtimeMs || (s.mtimeMs === seen.mtimeMs && f > seen.file)) {
-        parts.set(partNumber, { partNumber, eTag: `"${m[2]}"`, size: s.size, file: join(dir, f), mtimeMs: s.mtimeMs });
-      }
-    }
-    return parts;
+  completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    return this.uploads.complete(key, uploadId, parts, this.path(key));
   }
 
-  async listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]> {
-    const parts = await this.currentParts(await this.upload(key, uploadId));
-    return [...parts.values()].sort((a, b) => a.partNumber - b.partNumber).map(({ partNumber, eTag, size }) => ({ partNumber, eTag, size }));
-  }
-
-  /** Joins the named parts, in order, into the object; S3's rules: ascending numbers, ETags that match. */
-  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
-    const dir = await this.upload(key, uploadId);
-    const current = await this.currentParts(dir);
-    const files: string[] = [];
-    let previous = 0;
-    for (const p of parts) {
-      if (p.partNumber <= previous) throw new StoreError('InvalidPartOrder', 'parts must be listed in ascending order of partNumber');
-      previous = p.partNumber;
-      const part = current.get(p.partNumber);
-      if (!part || normalizeETag(part.eTag) !== normalizeETag(p.eTag)) {
-        throw new StoreError('InvalidPart', `part ${p.partNumber} was not uploaded or its ETag does not match`);
-      }
-      files.push(part.file);
-    }
-    const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
-    const tmp = `${target}.${randomUUID()}.tmp`;
-    try {
-      const out = createWriteStream(tmp);
-      for (const file of files) await pipeline(createReadStream(file), out, { end: false });
-      out.end();
-      await new Promise<void>((resolve, reject) => out.once('close', resolve).once('error', reject));
-      await rename(tmp, target);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
-
-  async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
-    await rm(this.uploadDir(uploadId), { recursive: true, force: true });
+  abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
+    return this.uploads.abort(uploadId);
   }
 
   // --- objects ----------------------------------------------------------------------------------------------------
@@ -262,12 +147,6 @@ export class FsObjectStore implements ObjectStore {
     const parent = join(this.bucket, dir);
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true });
-  }
-}
-
-export class PartTooLargeError extends Error {
-  constructor() {
-    super(`a part may not be larger than ${MAX_PART_SIZE} bytes`);
   }
 }
 

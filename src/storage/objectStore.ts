@@ -27,7 +27,8 @@ export interface ObjectStore {
   readonly minPartSize: number;
 
   // Multipart upload: clients PUT parts straight to presigned URLs.
-  createMultipartUpload(key: string, contentType?: string): Promise<{ uploadId: string }>;
+  /** `partSize`, when every part but the last has it, lets the embedded store write parts in place (no copy at completion). */
+  createMultipartUpload(key: string, contentType?: string, partSize?: number): Promise<{ uploadId: string }>;
   presignUploadPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string>;
   listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]>;
   completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../platform/errors.ts';
 import { contentTypeOf } from './contentTypes.ts';
-import { FsObjectStore, PartTooLargeError } from './fsStore.ts';
+import type { FsObjectStore } from './fsStore.ts';
+import { PartTooLargeError } from './fsUploads.ts';
 import { StoreError } from './objectStore.ts';
 
 /** Browsers on any origin may PUT parts and GET objects (a player on the tenant's site, an upload widget). */

@@ -121,7 +121,7 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
   const plan = planParts(req.fileSize, ctx.store.minPartSize, ctx.config.uploadPartSize);
   const id = newId();
   const fileKey = `tenants/${tenantId}/files/${id}/${safeName(req.name)}`;
-  const { uploadId } = await ctx.store.createMultipartUpload(fileKey, contentTypeOf(fileKey));
+  const { uploadId } = await ctx.store.createMultipartUpload(fileKey, contentTypeOf(fileKey), plan.partSize);
   try {
     await ctx.db.transaction(async (tx) => {
       await tx.insert(vodFiles).values({
