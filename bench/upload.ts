@@ -32,7 +32,7 @@ export async function run(args: string[]): Promise<void> {
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/cli.ts', 'serve'], {
       cwd: new URL('..', import.meta.url).pathname,
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'bench', LOG_LEVEL: 'warn', DATABASE_URL: '', MEDIAPLANE_STORAGE_URL: '', MEDIAPLANE_PUBLIC_URL: base },
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -44,6 +44,9 @@ export async function run(args: string[]): Promise<void> {
     await json('GET', `${base}/vod/v1/files`, undefined, headers);
 
     const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server!.pid}/status`, 'utf8'))![1]) * 1024;
+    // utime + stime of the server, in seconds: its CPU cost whatever else the machine is doing.
+    const cpu = () => readFileSync(`/proc/${server!.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
+    const cpuBefore = cpu();
     const rssBefore = rss();
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 20);
@@ -68,6 +71,7 @@ export async function run(args: string[]): Promise<void> {
     execFileSync('sync', [stored]);
     const uploadSeconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
+    const cpuSeconds = cpu() - cpuBefore;
     rssPeak = Math.max(rssPeak, rss());
 
     if (statSync(stored).size !== size || md5File(stored) !== sourceMd5) throw new Error('the stored object differs from the source');
@@ -78,6 +82,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`  dd (conv=fdatasync)   ${ddRate.toFixed(0).padStart(6)} MB/s  (${ddSeconds.toFixed(2)} s)`);
     console.log(`  upload + complete     ${upRate.toFixed(0).padStart(6)} MB/s  (${uploadSeconds.toFixed(2)} s)  = ${((100 * upRate) / ddRate).toFixed(0)}% of dd`);
     console.log(`    of which parts       ${(mb / partsSeconds).toFixed(0).padStart(6)} MB/s  (${partsSeconds.toFixed(2)} s), complete + fsync ${(uploadSeconds - partsSeconds).toFixed(2)} s`);
+    console.log(`  server CPU            ${cpuSeconds.toFixed(2)} s (${(mb / cpuSeconds).toFixed(0)} MB per CPU second); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
     console.log(`  server RSS            ${(rssBefore / 1e6).toFixed(0)} MB before, ${(rssPeak / 1e6).toFixed(0)} MB peak: +${((rssPeak - rssBefore) / 1e6).toFixed(1)} MB`);
     console.log(`  stored bytes identical to the source (md5 ${sourceMd5})`);
   } finally {
