@@ -12,9 +12,9 @@ import { join } from 'node:path';
  * bytes to the same disk, also made durable (conv=fdatasync), in the same run. Server memory is the RSS of the server
  * process, sampled every 20 ms; growth is the peak during the upload minus the RSS just before it.
  */
-export async function run(args: string[]): Promise<void> {
-  const mib = Number(args[args.indexOf('--size-mib') + 1]) || 1024;
-  const inFlight = Number(args[args.indexOf('--in-flight') + 1]) || 4;
+export async function run(): Promise<void> {
+  const mib = Number(process.env.BENCH_UPLOAD_MIB) || 1024;
+  const inFlight = Number(process.env.BENCH_UPLOAD_IN_FLIGHT) || 4;
   const size = mib * 1024 * 1024;
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-upload-'));
   const source = join(dir, 'source.bin');

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import addFormats from 'ajv-formats';
 import type { PlatformContext } from './context.ts';
 import { authPlugin } from './platform/auth.ts';
-import { registerErrorHandling } from './platform/errors.ts';
+import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerOpenApi } from './platform/openapi.ts';
+import { registerBodyParsing } from './platform/parsing.ts';
 import { ErrorBody } from './platform/schemas.ts';
 import { adminRoutes, oauthRoutes } from './modules/admin/routes.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
@@ -29,6 +29,9 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   const app = Fastify({
     logger,
     trustProxy: true,
+    frameworkErrors,
+    // Fastify's default (100) would answer 414 for ids the spec allows (event ids up to 128 characters); schemas limit them.
+    routerOptions: { maxParamLength: 512 },
     ajv: {
       // Query arrays: one value or many; booleans and numbers from strings. Unknown properties are ignored, not rejected.
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true },
@@ -38,7 +41,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
 
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
-  await app.register(formbody);
+  registerBodyParsing(app);
   await registerOpenApi(app, config.publicUrl.origin);
   await app.register(authPlugin, {
     adminToken,

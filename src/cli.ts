@@ -3,6 +3,7 @@ import { loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { openPlatform } from './server.ts';
 import { adminClient } from './cli/adminClient.ts';
+import { withDatabase } from './cli/database.ts';
 
 const program = new Command('mediaplane').description('Mediaplane: a self-hostable, multi-tenant video platform');
 
@@ -39,8 +40,7 @@ program
   .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
-    const platform = await openPlatform(loadConfig());
-    await platform.close();
+    await withDatabase(loadConfig(), async () => {});
     console.log('migrations applied');
   });
 

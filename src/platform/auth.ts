@@ -24,6 +24,8 @@ declare module 'fastify' {
     access?: Access;
     /** Set on operator routes: guarded by the admin bearer token. */
     admin?: boolean;
+    /** The operation still answers a tenant that is not Active (the tenant status operation, which reports it). */
+    evenWhenBlocked?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -31,6 +33,12 @@ declare module 'fastify' {
 }
 
 export const sha256 = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+/** The credentials of `Authorization: Bearer <token>`; the scheme name is case-insensitive (RFC 7235). */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const m = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return m?.[1];
+}
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(sha256(a));
@@ -53,15 +61,15 @@ export function tenantFromHost(hostHeader: string | undefined, publicHost: strin
   return host.endsWith(suffix) ? host.slice(0, -suffix.length) : undefined;
 }
 
-async function authenticateTenant(request: FastifyRequest, opts: AuthOptions, access: Access): Promise<void> {
+async function authenticateTenant(request: FastifyRequest, opts: AuthOptions, access: Access, evenWhenBlocked: boolean): Promise<void> {
   const apiKey = request.headers['x-api-key'];
-  const authorization = request.headers.authorization;
+  const bearer = bearerToken(request.headers.authorization);
   let principal: Principal | undefined;
   if (typeof apiKey === 'string' && apiKey) {
     principal = await opts.authenticator.byApiKey(sha256(apiKey));
     if (!principal) throw new ApiError(401, 'invalid_api_key', 'The X-Api-Key is unknown or has been deleted');
-  } else if (authorization?.startsWith('Bearer ')) {
-    principal = await opts.authenticator.byBearerToken(sha256(authorization.slice(7).trim()));
+  } else if (bearer) {
+    principal = await opts.authenticator.byBearerToken(sha256(bearer));
     if (!principal) throw new ApiError(401, 'invalid_token', 'The bearer token is unknown or has expired');
   } else {
     throw new ApiError(401, 'missing_credentials', 'Send an X-Api-Key header (or a legacy OAuth bearer token)');
@@ -77,7 +85,7 @@ async function authenticateTenant(request: FastifyRequest, opts: AuthOptions, ac
   if (hostTenant !== undefined && hostTenant !== principal.tenantName) {
     throw new ApiError(403, 'tenant_mismatch', `The host belongs to tenant "${hostTenant}", not to the tenant of the credentials`);
   }
-  if (principal.tenantStatus !== 'Active') {
+  if (principal.tenantStatus !== 'Active' && !evenWhenBlocked) {
     throw new ApiError(403, 'tenant_blocked', `The tenant is ${principal.tenantStatus}; API calls are refused`);
   }
   if (!ROLES[principal.roleType].grants.includes(access)) {
@@ -87,9 +95,9 @@ async function authenticateTenant(request: FastifyRequest, opts: AuthOptions, ac
 }
 
 function authenticateAdmin(request: FastifyRequest, opts: AuthOptions): void {
-  const authorization = request.headers.authorization;
-  if (!authorization?.startsWith('Bearer ')) throw new ApiError(401, 'missing_credentials', 'Send Authorization: Bearer <admin token>');
-  if (!sameSecret(authorization.slice(7).trim(), opts.adminToken)) throw new ApiError(401, 'invalid_admin_token', 'The admin token is wrong');
+  const token = bearerToken(request.headers.authorization);
+  if (!token) throw new ApiError(401, 'missing_credentials', 'Send Authorization: Bearer <admin token>');
+  if (!sameSecret(token, opts.adminToken)) throw new ApiError(401, 'invalid_admin_token', 'The admin token is wrong');
 }
 
 /** Runs before body parsing so that unauthenticated requests cost no more than a header check and one lookup. */
@@ -98,6 +106,6 @@ export const authPlugin = fp<AuthOptions>(async (app: FastifyInstance, opts) => 
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (config.admin) return authenticateAdmin(request, opts);
-    if (config.access) return authenticateTenant(request, opts, config.access);
+    if (config.access) return authenticateTenant(request, opts, config.access, config.evenWhenBlocked === true);
   });
 });

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface FieldError {
   field: string;
@@ -61,14 +61,28 @@ export function registerErrorHandling(app: FastifyInstance): void {
   );
 }
 
+/**
+ * Errors Fastify raises before a route is matched (a malformed URL escape, an over-long path parameter) bypass the
+ * error handler; passed as the `frameworkErrors` option, this gives them the one error shape too.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const known = knownFastifyError(error) ?? new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged');
+  void reply.status(known.httpStatus).send(known.body());
+}
+
 function knownFastifyError(error: FastifyError): ApiError | undefined {
+  // PostgreSQL refuses text it cannot encode (a NUL character); that is bad input, not a server fault.
+  const pgCode = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
+  if (pgCode === '22021' || pgCode === '22P05') {
+    return new ApiError(400, 'validation_failed', 'The request holds characters that cannot be stored (such as NUL)');
+  }
   switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(400, 'malformed_url', 'The URL holds an invalid percent-encoded sequence');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(414, 'uri_too_long', 'A path parameter is longer than the server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError(400, 'validation_failed', 'The request body is empty but Content-Type is application/json', [
-        { field: 'body', message: 'must not be empty' },
-      ]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'malformed_body', `The request body could not be parsed: ${error.message}`);

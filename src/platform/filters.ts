@@ -46,10 +46,13 @@ export function normalizeAttributeFilter(raw: string): string {
   return `${m[1]}=${m[2]}`;
 }
 
+/** The ILIKE pattern of a substring search: `%`, `_` and `\\` in the query match themselves. */
+export const likePattern = (query: string): string => `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** Case-insensitive substring match of `query` over the given columns. */
 export function textSearch(query: string | undefined, ...columns: (AnyColumn | SQL)[]): SQL | undefined {
   if (!query) return undefined;
-  const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const pattern = likePattern(query);
   return or(...columns.map((c) => ilike(c as AnyColumn, pattern)));
 }
 

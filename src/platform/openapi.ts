@@ -19,10 +19,15 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
           tenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
-          bearer: { type: 'http', scheme: 'bearer' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'A legacy OAuth access token from POST /oauth/token' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token (MEDIAPLANE_ADMIN_TOKEN)' },
         },
       },
-      security: [{ apiKey: [], tenantId: [] }],
+      // Tenant operations: an API key, or a legacy OAuth token in its place; X-Tenant-Id either way.
+      security: [
+        { apiKey: [], tenantId: [] },
+        { bearer: [], tenantId: [] },
+      ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError } from 'fastify';
+import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
 import * as s from './schemas.ts';
@@ -10,58 +12,84 @@ const errors = { 400: ref, 401: ref, 404: ref, 409: ref };
 /** The operator's API: tenants and their legacy OAuth clients, guarded by the admin token. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
   const tags = ['Admin'];
+  const security = [{ adminToken: [] }];
   const config = { admin: true };
 
   app.post('/admin/v1/tenants', {
     config,
-    schema: { tags, summary: 'Create tenant (with its first Admin API key)', body: s.TenantCreate, response: { 201: s.TenantCreated, ...errors } },
+    schema: { tags, security, summary: 'Create tenant (with its first Admin API key)', body: s.TenantCreate, response: { 201: s.TenantCreated, ...errors } },
   }, async (req, reply) => reply.status(201).send(await admin.createTenant(db, req.body.name)));
 
   app.get('/admin/v1/tenants', {
     config,
-    schema: { tags, summary: 'List tenants', querystring: s.TenantListQuery, response: { 200: s.TenantList, ...errors } },
+    schema: { tags, security, summary: 'List tenants', querystring: s.TenantListQuery, response: { 200: s.TenantList, ...errors } },
   }, (req) => admin.listTenants(db, req.query));
 
   app.get('/admin/v1/tenants/:id', {
     config,
-    schema: { tags, summary: 'Get tenant', params: s.TenantParams, response: { 200: s.Tenant, ...errors } },
+    schema: { tags, security, summary: 'Get tenant', params: s.TenantParams, response: { 200: s.Tenant, ...errors } },
   }, (req) => admin.getTenant(db, req.params.id));
 
   app.patch('/admin/v1/tenants/:id', {
     config,
-    schema: { tags, summary: 'Update tenant (status, channelsLimit)', params: s.TenantParams, body: s.TenantPatch, response: { 200: s.Tenant, ...errors } },
+    schema: { tags, security, summary: 'Update tenant (status, channelsLimit)', params: s.TenantParams, body: s.TenantPatch, response: { 200: s.Tenant, ...errors } },
   }, (req) => admin.updateTenant(db, req.params.id, req.body));
 
   app.post('/admin/v1/tenants/:id/oauth-clients', {
     config,
-    schema: { tags, summary: 'Create a legacy OAuth client', params: s.TenantParams, body: s.OAuthClientCreate, response: { 201: s.OAuthClientCreated, ...errors } },
+    schema: { tags, security, summary: 'Create a legacy OAuth client', params: s.TenantParams, body: s.OAuthClientCreate, response: { 201: s.OAuthClientCreated, ...errors } },
   }, async (req, reply) =>
     reply.status(201).send(await admin.createOAuthClient(db, req.params.id, req.body.name, req.body.roleType ?? 'Admin')));
 };
 
-/** `POST /oauth/token`: client credentials, answered in RFC 6749's own shapes (§5.1, §5.2). */
+/**
+ * `POST /oauth/token`: client credentials, answered in RFC 6749's own shapes (§5.1, §5.2), errors included: this
+ * scope has its own error handler, so a malformed form is `invalid_request`, never the platform's error body.
+ */
 export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number }> = async (app, { db, ttlSeconds }) => {
+  // Form bodies are accepted here only; every other operation takes JSON.
+  await app.register(formbody);
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.statusCode === undefined || error.statusCode >= 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.status(500).send({ error: 'server_error', error_description: 'An unexpected error occurred; it has been logged' });
+    }
+    const description = error.validation
+      ? `client_id, client_secret and grant_type must each be given once as form fields (${error.message})`
+      : `The request could not be read: send application/x-www-form-urlencoded fields (${error.message})`;
+    return reply.status(400).send({ error: 'invalid_request', error_description: description });
+  });
+
   app.post('/oauth/token', {
     schema: {
       tags: ['Auth'],
       summary: 'Legacy OAuth client-credentials token',
+      security: [],
       consumes: ['application/x-www-form-urlencoded'],
       body: s.TokenForm,
-      response: { 200: s.TokenResponse, 400: s.OAuthErrorBody, 401: s.OAuthErrorBody },
+      response: { 200: s.TokenResponse, 400: s.OAuthErrorBody, 401: s.OAuthErrorBody, 500: s.OAuthErrorBody },
     },
   }, async (req, reply) => {
     const form = { ...(req.body ?? {}) };
-    const basic = req.headers.authorization?.match(/^Basic (.+)$/)?.[1];
+    const basic = /^basic\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (basic) {
-      const [id, secret] = Buffer.from(basic, 'base64').toString().split(':');
-      form.client_id ??= decodeURIComponent(id ?? '');
-      form.client_secret ??= decodeURIComponent(secret ?? '');
+      // RFC 6749 §2.3.1: id and secret are form-encoded, then joined by the first colon.
+      const decoded = Buffer.from(basic, 'base64').toString();
+      const colon = decoded.indexOf(':');
+      const decode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+      try {
+        form.client_id ??= decode(colon < 0 ? decoded : decoded.slice(0, colon));
+        form.client_secret ??= decode(colon < 0 ? '' : decoded.slice(colon + 1));
+      } catch {
+        return reply.status(400).send({ error: 'invalid_request', error_description: 'The Basic credentials are not form-encoded' });
+      }
     }
-    reply.header('cache-control', 'no-store');
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     try {
       return await admin.issueToken(db, form, ttlSeconds);
     } catch (e) {
       if (!(e instanceof admin.OAuthError)) throw e;
+      if (e.error === 'invalid_client' && basic) reply.header('www-authenticate', 'Basic realm="mediaplane"');
       return reply.status(e.error === 'invalid_client' ? 401 : 400).send({ error: e.error, error_description: e.description });
     }
   });

@@ -8,7 +8,7 @@ export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { d
   const tags = ['Core'];
 
   app.get('/core/v1/settings/tenant/:id/status', {
-    config: { access: 'read' },
+    config: { access: 'read', evenWhenBlocked: true },
     schema: { tags, summary: 'Get tenant status', params: s.TenantStatusParams, response: withErrors({ 200: s.TenantStatus }) },
   }, (req) => core.getTenantStatus(db, req.principal.tenantId, req.params.id));
 

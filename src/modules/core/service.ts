@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { and, count, eq } from 'drizzle-orm';
+import { and, count, eq, ilike, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
-import { notFound, validationError } from '../../platform/errors.ts';
-import { textSearch } from '../../platform/filters.ts';
+import { ApiError, notFound, validationError } from '../../platform/errors.ts';
+import { likePattern } from '../../platform/filters.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
+import { prepared } from '../../platform/prepared.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
 import { apiKeys } from './tables.ts';
 
@@ -35,18 +36,33 @@ export async function createApiKey(db: Queryable, tenantId: string, name: string
 
 const SORTS = { CreatedAt: apiKeys.createdAt, CreateDate: apiKeys.createdAt, Name: apiKeys.name, RoleName: apiKeys.roleType };
 
+/**
+ * The hottest list of the platform (and the benchmark's): its statements are prepared per shape (sort, direction,
+ * search or not), the page and the count run side by side.
+ */
 export async function listApiKeys(db: Queryable, tenantId: string, req: PageRequest) {
-  const where = and(eq(apiKeys.tenantId, tenantId), textSearch(req.query, apiKeys.name));
   const order = orderBy(req, SORTS, 'CreatedAt', apiKeys.id);
   const { limit, offset } = pageWindow(req);
-  const [rows, [{ total }]] = await Promise.all([
-    db.select().from(apiKeys).where(where).orderBy(...order).limit(limit).offset(offset),
-    db.select({ total: count() }).from(apiKeys).where(where),
-  ]);
-  return envelope(rows.map(present), total, req);
+  const search = req.query ? 'q' : '';
+  const where = () =>
+    and(eq(apiKeys.tenantId, sql.placeholder('tenantId')), search ? ilike(apiKeys.name, sql.placeholder('pattern')) : undefined);
+  const page = prepared(db, `core_api_keys_${(req.sort ?? 'CreatedAt').toLowerCase()}_${req.desc ? 'desc' : 'asc'}${search}`, (name) =>
+    db
+      .select({ id: apiKeys.id, name: apiKeys.name, roleType: apiKeys.roleType, createdAt: apiKeys.createdAt })
+      .from(apiKeys)
+      .where(where())
+      .orderBy(...order)
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare(name),
+  );
+  const total = prepared(db, `core_api_keys_count${search}`, (name) => db.select({ total: count() }).from(apiKeys).where(where()).prepare(name));
+  const values = { tenantId, pattern: req.query ? likePattern(req.query) : '', limit, offset };
+  const [rows, [{ total: totalCount }]] = await Promise.all([page.execute(values), total.execute(values)]);
+  return envelope(rows.map(present), totalCount, req);
 }
 
-function present(row: typeof apiKeys.$inferSelect) {
+function present(row: Pick<typeof apiKeys.$inferSelect, 'id' | 'name' | 'roleType' | 'createdAt'>) {
   const role = ROLES[row.roleType as RoleType];
   return { id: row.id, name: row.name, roleName: role.name, roleId: role.id, roleType: role.type, createdAt: row.createdAt };
 }
@@ -59,27 +75,56 @@ export async function getApiKey(db: Queryable, tenantId: string, id: string) {
 
 export async function updateApiKey(db: Queryable, tenantId: string, id: string, name: string, roleType: string) {
   const role = checkRole(roleType);
-  const [row] = await db
-    .update(apiKeys)
-    .set({ name, roleType: role })
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
-    .returning();
-  if (!row) throw notFound('api_key_not_found', 'API key', id);
-  return { id: row.id, name: row.name, roleType: role };
+  return db.transaction(async (tx) => {
+    if (role !== 'Admin') await keepOneAdminKey(tx, tenantId, id);
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ name, roleType: role })
+      .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
+      .returning();
+    if (!row) throw notFound('api_key_not_found', 'API key', id);
+    return { id: row.id, name: row.name, roleType: role };
+  });
 }
 
 export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
-  const rows = await db.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
-  if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+  await db.transaction(async (tx) => {
+    await keepOneAdminKey(tx, tenantId, id);
+    const rows = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
+    if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+  });
 }
 
-/** One indexed lookup per request: the key hash with its tenant. */
-export async function findPrincipalByApiKey(db: Queryable, keyHash: string): Promise<Principal | undefined> {
-  const [row] = await db
-    .select({ tenantId: tenants.id, tenantName: tenants.name, tenantStatus: tenants.status, roleType: apiKeys.roleType })
+/**
+ * Keys are managed with keys: a tenant whose last Admin key is deleted or demoted could never manage keys again
+ * (the operator API creates tenants, not keys). The tenant row lock serializes two such changes racing each other.
+ */
+async function keepOneAdminKey(tx: Queryable, tenantId: string, changedKeyId: string): Promise<void> {
+  await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
+  const admins = await tx
+    .select({ id: apiKeys.id })
     .from(apiKeys)
-    .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
-    .where(eq(apiKeys.keyHash, keyHash));
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.roleType, 'Admin')))
+    .limit(2);
+  if (admins.length === 1 && admins[0].id === changedKeyId) {
+    throw new ApiError(409, 'last_admin_key', 'This is the tenant\'s last Admin key; create another Admin key before deleting or demoting it');
+  }
+}
+
+/**
+ * One indexed lookup per request, never cached, so that a deleted key stops working at once. It runs on every
+ * authenticated call, hence a prepared statement.
+ */
+export async function findPrincipalByApiKey(db: Queryable, keyHash: string): Promise<Principal | undefined> {
+  const query = prepared(db, 'core_principal_by_api_key', (name) =>
+    db
+      .select({ tenantId: tenants.id, tenantName: tenants.name, tenantStatus: tenants.status, roleType: apiKeys.roleType })
+      .from(apiKeys)
+      .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
+      .where(eq(apiKeys.keyHash, sql.placeholder('keyHash')))
+      .prepare(name),
+  );
+  const [row] = await query.execute({ keyHash });
   return row ? { ...row, roleType: row.roleType as RoleType } : undefined;
 }
 

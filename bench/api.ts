@@ -1,0 +1,246 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+/**
+ * bench api: throughput and p99 latency of two authenticated tenant operations against a bare Fastify route that
+ * answers a constant JSON body of the same size, measured side by side in one run, on PostgreSQL and on PGlite.
+ * Servers run as their own processes (as in production); the load generator runs here.
+ *
+ * BENCH_DURATION (seconds per measurement, default 6), BENCH_CONNECTIONS (default 10),
+ * BENCH_DATABASE_URL (PostgreSQL server to create a scratch database on; default TEST_DATABASE_URL or the local one).
+ */
+const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const KEYS = 1000;
+const TARGET = 0.4;
+const root = new URL('..', import.meta.url).pathname;
+const CLOCK_TICKS = 100; // USER_HZ, 100 on Linux
+
+interface Measure {
+  db: string;
+  name: string;
+  bytes: number;
+  real: Sample;
+  bare: Sample;
+}
+
+export async function run(): Promise<void> {
+  const results: Measure[] = [];
+  const pgAdmin = await reachablePostgres();
+  if (!pgAdmin) console.log('PostgreSQL not reachable: measuring PGlite only (set BENCH_DATABASE_URL)');
+  for (const db of pgAdmin ? ['postgres', 'pglite'] : ['pglite']) results.push(...(await benchDatabase(db, pgAdmin)));
+  report(results);
+}
+
+async function reachablePostgres(): Promise<string | undefined> {
+  const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return url;
+  } catch {
+    return undefined;
+  }
+}
+
+async function benchDatabase(db: string, pgAdmin: string | undefined): Promise<Measure[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-'));
+  const scratch = db === 'postgres' ? await scratchDatabase(pgAdmin!) : undefined;
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = start(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    MEDIAPLANE_DATA_DIR: dataDir,
+    MEDIAPLANE_ADMIN_TOKEN: 'bench-admin-token',
+    LOG_LEVEL: 'warn',
+    ...(scratch ? { DATABASE_URL: scratch.url } : {}),
+  });
+  let bare: ChildProcess | undefined;
+  try {
+    await waitFor(`${base}/readyz`);
+    const tenant = await seedTenant(base);
+    const headers = { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id };
+    const ops = [
+      { name: 'GET /core/v1/api-key?limit=100', path: '/core/v1/api-key?limit=100', barePath: '/keys' },
+      { name: 'GET /transcoder/v1/presets', path: '/transcoder/v1/presets', barePath: '/presets' },
+    ];
+    // The baseline answers exactly the bodies the platform answers.
+    const bodies: Record<string, unknown> = {};
+    for (const op of ops) bodies[op.barePath] = await (await fetch(base + op.path, { headers })).json();
+    const bodiesFile = join(dataDir, 'bare-bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    bare = start(process.execPath, ['--import', 'tsx', join(root, 'bench/bare-server.ts'), bodiesFile], {});
+    const bareBase = (await firstLine(bare)).trim();
+
+    const serverPids = async () => [server.pid!, ...(scratch ? await scratch.backendPids() : [])];
+    const barePids = async () => [bare!.pid!];
+    const out: Measure[] = [];
+    for (const op of ops) {
+      const bareSample = await measure(bareBase + op.barePath, {}, barePids);
+      const real = await measure(base + op.path, headers, serverPids);
+      const bytes = JSON.stringify(bodies[op.barePath]).length;
+      out.push({ db, name: op.name, bytes, real, bare: bareSample });
+      console.log(`${db.padEnd(8)} ${op.name.padEnd(32)} ${line(real)} | bare ${line(bareSample)}`);
+    }
+    return out;
+  } finally {
+    bare?.kill('SIGTERM');
+    server.kill('SIGTERM');
+    await Promise.all([exited(server), bare && exited(bare)]);
+    await scratch?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface Sample {
+  rps: number;
+  p99: number;
+  /** CPU milliseconds the serving processes spent per request: immune to other load on the machine. */
+  cpuMs: number;
+}
+
+/** `pids` returns the processes that serve: the server, and the database backends when the database is separate. */
+async function measure(url: string, headers: Record<string, string>, pids: () => Promise<number[]>): Promise<Sample> {
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 1 }); // warm-up: JIT, caches, pool
+  const serving = await pids();
+  const cpuBefore = cpuSeconds(serving);
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
+  const cpu = cpuSeconds(serving) - cpuBefore;
+  if (r.non2xx || r.errors || r.timeouts) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  return { rps: r.requests.average, p99: r.latency.p99, cpuMs: (cpu * 1000) / r.requests.total };
+}
+
+/** User + system CPU of these processes so far, from /proc (Linux; 0 elsewhere). */
+function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone or not Linux
+    }
+  }
+  return ticks / CLOCK_TICKS;
+}
+
+async function seedTenant(base: string): Promise<{ id: string; key: string }> {
+  const res = await fetch(`${base}/admin/v1/tenants`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer bench-admin-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const t = (await res.json()) as any;
+  const tenant = { id: t.id as string, key: t.apiKey.key as string };
+  let next = 1;
+  const worker = async () => {
+    while (next < KEYS) {
+      const i = next++;
+      const r = await fetch(`${base}/core/v1/api-key`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `bench key ${String(i).padStart(4, '0')}`, roleType: i % 3 ? 'Viewer' : 'Editor' }),
+      });
+      if (r.status !== 200) throw new Error(`seeding key ${i}: HTTP ${r.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return tenant;
+}
+
+const line = (x: Sample) => `${fmt(x.rps)} req/s, p99 ${x.p99} ms, ${x.cpuMs.toFixed(3)} CPU ms/req`;
+
+function report(results: Measure[]): void {
+  console.log(`\n${KEYS} keys in the tenant; ${CONNECTIONS} connections, ${DURATION} s per measurement.`);
+  console.log('Throughput ratio = platform req/s / bare req/s. CPU ratio = bare CPU per request / platform CPU per request');
+  console.log('(server process plus, on PostgreSQL, its database backends): the ratio if CPU were the only limit, whatever else runs.\n');
+  console.log('| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare p99 ms | bare CPU ms/req | throughput ratio | CPU ratio |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const { db, name, bytes, real, bare } of results) {
+    console.log(
+      `| ${db} | ${name} | ${bytes} | ${fmt(real.rps)} | ${real.p99} | ${real.cpuMs.toFixed(3)} | ${fmt(bare.rps)} | ${bare.p99} | ${bare.cpuMs.toFixed(3)} | ` +
+        `${(real.rps / bare.rps).toFixed(2)} | ${(bare.cpuMs / real.cpuMs).toFixed(2)} |`,
+    );
+  }
+  const target = results.find((m) => m.db === 'postgres' && m.name.startsWith('GET /core/v1/api-key'));
+  if (target) {
+    const ratio = target.real.rps / target.bare.rps;
+    console.log(`\nTarget (authenticated list on PostgreSQL >= ${TARGET * 100}% of the bare route's throughput): ${(ratio * 100).toFixed(0)}% ${ratio >= TARGET ? 'met' : 'MISSED'}`);
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toString();
+
+function start(cmd: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return child;
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      if (out.includes('\n')) resolve(out.split('\n')[0]);
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${code} before printing its address`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.on('exit', () => resolve()));
+}
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} not ready after ${timeoutMs} ms`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function scratchDatabase(adminUrl: string): Promise<{ url: string; backendPids: () => Promise<number[]>; drop: () => Promise<void> }> {
+  const name = `mediaplane_bench_${process.pid}`;
+  const sql = async (text: string) => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(text);
+    await c.end();
+  };
+  await sql(`drop database if exists ${name} with (force)`);
+  await sql(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const backendPids = async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    const { rows } = await c.query('select pid from pg_stat_activity where datname = $1', [name]);
+    await c.end();
+    return rows.map((r) => r.pid as number);
+  };
+  return { url: url.toString(), backendPids, drop: () => sql(`drop database if exists ${name} with (force)`) };
+}
