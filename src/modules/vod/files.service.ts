@@ -122,10 +122,14 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
   const id = newId();
   const fileKey = `tenants/${tenantId}/files/${id}/${safeName(req.name)}`;
   const { uploadId } = await ctx.store.createMultipartUpload(fileKey, contentTypeOf(fileKey), plan.partSize);
+  // Dates in milliseconds, as answered: a date read from a file is an exact bound for the list's date filters.
+  const now = new Date();
   try {
     await ctx.db.transaction(async (tx) => {
       await tx.insert(vodFiles).values({
         id,
+        createDate: now,
+        lastModificationDate: now,
         tenantId,
         name: req.name,
         friendlyName: req.friendlyName,
@@ -143,7 +147,7 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
         partsCount: plan.partsCount,
       });
       await recordEvent(tx, tenantId, 'vod.file.created', { id, name: req.name, fileSize: req.fileSize });
-      await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, new Date()) });
+      await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, now) });
     });
   } catch (e) {
     await ctx.store.abortMultipartUpload(fileKey, uploadId).catch(() => {});
