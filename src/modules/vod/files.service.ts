@@ -23,7 +23,7 @@ export interface ExpireUploadJob {
 
 const PROBE_TIMEOUT_MS = 30_000;
 
-export function fileTypeOfExtension(ext: string): FileType | undefined {
+function fileTypeOfExtension(ext: string): FileType | undefined {
   return (Object.keys(FILE_TYPE_EXTENSIONS) as FileType[]).find((t) => (FILE_TYPE_EXTENSIONS[t] as readonly string[]).includes(ext));
 }
 
@@ -41,8 +41,7 @@ const notCompleted = (row: FileRow) => new ApiError(409, 'file_not_completed', `
 
 /** Another tenant's file, a malformed id and a missing file are all the same: not found. */
 async function findRow(db: Queryable, tenantId: string, id: string): Promise<FileRow> {
-  if (!isUuid(id)) throw fileNotFound(id);
-  const [row] = await db.select().from(vodFiles).where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, id)));
+  const row = await findFile(db, tenantId, id);
   if (!row) throw fileNotFound(id);
   return row;
 }
@@ -244,7 +243,7 @@ async function removeFile(ctx: PlatformContext, row: FileRow, reason: string): P
 
 /** The sweeper's job: an upload still not completed at its deadline is deleted and its storage freed. */
 export async function expireUpload(ctx: PlatformContext, { tenantId, fileId }: ExpireUploadJob): Promise<void> {
-  const [row] = await ctx.db.select().from(vodFiles).where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, fileId)));
+  const row = await findFile(ctx.db, tenantId, fileId);
   if (!row || row.status !== 'Uploading') return;
   const deadline = uploadDeadline(ctx, row.createDate);
   // The TTL was raised since the upload started: look again at the new deadline.
