@@ -109,11 +109,15 @@ export async function startSwift(): Promise<SwiftServer> {
   const children: ChildProcess[] = ['account', 'container', 'object', 'proxy'].map((name) =>
     spawn(`swift-${name}-server`, [join(dir, `${name}-server.conf`)], { stdio: ['ignore', 'ignore', 'pipe'] }),
   );
+  // Should the test process die without stopping Swift, its servers must not outlive it.
+  const killAll = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+  process.once('exit', killAll);
   const stderr: string[] = [];
   for (const c of children) c.stderr!.on('data', (d) => stderr.push(String(d)));
 
   const endpoint = `http://127.0.0.1:${proxyPort}`;
   const stop = async () => {
+    process.off('exit', killAll);
     await Promise.all(
       children.map((c) => new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : (c.once('exit', () => resolve()), c.kill('SIGTERM'))))),
     );
