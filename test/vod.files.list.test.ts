@@ -163,6 +163,15 @@ describeEachDbAndStore('VOD file list, update, delete and tenant isolation', (db
     expect(many.body[fileId]).toMatchObject({ success: false, status: { code: 'file_not_found', status: 404 } });
     expect((await other.json('GET', '/vod/v1/files')).body.totalCount).toBe(0);
 
+    // Another tenant's signed part URL pointed at this file's key (or this file's upload) is refused.
+    const theirUpload = await startUpload(other, { name: 'theirs.srt', fileSize: 3000 });
+    const retargeted = new URL(theirUpload.multipartUrls[0]);
+    retargeted.pathname = retargeted.pathname.replace(encodeURI(theirUpload.fileKey), encodeURI(f.gamma.fileKey));
+    expect(retargeted.href).not.toBe(theirUpload.multipartUrls[0]);
+    expect((await putPart(retargeted.href, randomBytes(3000))).status).toBe(403);
+    retargeted.searchParams.set('uploadId', new URL(f.gamma.multipartUrls[0]).searchParams.get('uploadId')!);
+    expect((await putPart(retargeted.href, randomBytes(3000))).status).toBe(403);
+
     // The owner's file is untouched, and its part URLs still work for the owner only (they are bound to this upload).
     expect((await t.json('GET', `/vod/v1/files/${fileId}`)).body.status).toBe('Uploading');
     expect((await putPart(f.gamma.multipartUrls[0], randomBytes(3000))).status).toBe(200);
