@@ -12,6 +12,7 @@ import { adminRoutes, oauthRoutes } from './modules/admin/routes.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
 import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
+import { notificationsRoutes } from './modules/notifications/routes.ts';
 import { transcoderRoutes } from './modules/transcoder/routes.ts';
 import { defineFileJobs } from './modules/vod/files.jobs.ts';
 import { fileRoutes } from './modules/vod/files.routes.ts';
@@ -60,5 +61,6 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   await defineFileJobs(ctx);
   await app.register(fileRoutes, { ctx });
   if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
+  await app.register(notificationsRoutes, { db, webhooks: config.webhooks });
   return app;
 }

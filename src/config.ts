@@ -26,6 +26,24 @@ export interface Config {
   uploadUrlTtlSeconds: number;
   /** Lifetime of file preview (download) links. */
   previewTtlSeconds: number;
+  webhooks: WebhookConfig;
+}
+
+/** Webhook delivery; the retry schedule is described in docs/decisions.md. */
+export interface WebhookConfig {
+  /** A delivery attempt with no complete 200 answer within this time is a failed attempt. */
+  timeoutMs: number;
+  /** Failed deliveries are retried for this long; then the webhook turns `Unhealthy`. */
+  retryPeriodSeconds: number;
+  /** First retry delay; each further one doubles, up to `retryMaxDelayMs`, with jitter. */
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** Allow delivery to private, loopback and link-local addresses (local development, tests). */
+  allowPrivate: boolean;
+  /** Webhooks delivered to at once by one worker process. */
+  concurrency: number;
+  /** How often the dispatcher looks for work when no notification wakes it. */
+  pollMs: number;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -35,7 +53,21 @@ function int(name: string, value: string | undefined, fallback: number): number 
   return n;
 }
 
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Error(`${name} must be true or false, got "${value}"`);
+}
+
 function positive(name: string, value: string | undefined, fallback: number): number {
+  const n = int(name, value, fallback);
+  if (n === 0) throw new Error(`${name} must be greater than 0`);
+  return n;
+}
+
+/** A positive number, fractions allowed. */
+function positiveNumber(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
@@ -63,9 +95,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
     urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
     uploadPartSize: int('MEDIAPLANE_UPLOAD_PART_SIZE', env.MEDIAPLANE_UPLOAD_PART_SIZE, 0) || undefined,
-    uploadTtlHours: positive('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
+    uploadTtlHours: positiveNumber('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
     uploadUrlTtlSeconds: int('MEDIAPLANE_UPLOAD_URL_TTL_SECONDS', env.MEDIAPLANE_UPLOAD_URL_TTL_SECONDS, 6 * 3600),
     previewTtlSeconds: int('MEDIAPLANE_PREVIEW_TTL_SECONDS', env.MEDIAPLANE_PREVIEW_TTL_SECONDS, 3600),
+    webhooks: {
+      timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
+      retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),
+      retryBaseMs: positive('MEDIAPLANE_WEBHOOK_RETRY_BASE_MS', env.MEDIAPLANE_WEBHOOK_RETRY_BASE_MS, 10_000),
+      retryMaxDelayMs: positive('MEDIAPLANE_WEBHOOK_RETRY_MAX_DELAY_MS', env.MEDIAPLANE_WEBHOOK_RETRY_MAX_DELAY_MS, 3_600_000),
+      allowPrivate: bool('MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE', env.MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE, false),
+      concurrency: positive('MEDIAPLANE_WEBHOOK_CONCURRENCY', env.MEDIAPLANE_WEBHOOK_CONCURRENCY, 64),
+      pollMs: positive('MEDIAPLANE_WEBHOOK_POLL_MS', env.MEDIAPLANE_WEBHOOK_POLL_MS, 500),
+    },
     ...overrides,
   };
 }

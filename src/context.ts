@@ -12,5 +12,8 @@ export interface PlatformContext {
   store: ObjectStore;
 }
 
-/** A module's job handlers, started on the `worker` role (and on `all`, the default). */
-export type WorkerStarter = (ctx: PlatformContext) => Promise<void>;
+/**
+ * A module's job handlers, started on the `worker` role (and on `all`, the default). A worker that runs its own loop
+ * returns the function that stops it; the platform calls it on close, before the database closes.
+ */
+export type WorkerStarter = (ctx: PlatformContext) => Promise<void | (() => Promise<void>)>;

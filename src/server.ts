@@ -6,11 +6,12 @@ import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext, WorkerStarter } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { startWebhookDispatcher } from './modules/notifications/dispatcher.ts';
 import { openObjectStore } from './storage/open.ts';
 import { startFileWorkers } from './modules/vod/files.jobs.ts';
 
 /** Each module's workers; a module with job handlers adds its starter here. */
-const WORKERS: WorkerStarter[] = [startFileWorkers];
+const WORKERS: WorkerStarter[] = [startWebhookDispatcher, startFileWorkers];
 
 export interface Platform {
   app: FastifyInstance;
@@ -25,6 +26,7 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   let database: Database | undefined;
   let jobs: JobQueue | undefined;
+  const stopWorkers: (() => Promise<void>)[] = [];
   try {
     database = await openDatabase(config);
     await database.migrate();
@@ -34,7 +36,12 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });
-    if (config.role !== 'api') for (const start of WORKERS) await start(ctx);
+    if (config.role !== 'api') {
+      for (const start of WORKERS) {
+        const stop = await start(ctx);
+        if (stop) stopWorkers.push(stop);
+      }
+    }
     const db = database;
     const queue = jobs;
     return {
@@ -44,12 +51,14 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
       adminToken: admin.token,
       close: async () => {
         await app.close();
+        for (const stop of stopWorkers) await stop();
         await queue.stop();
         await db.close();
         release();
       },
     };
   } catch (e) {
+    for (const stop of stopWorkers) await stop().catch(() => {});
     await jobs?.stop().catch(() => {});
     await database?.close().catch(() => {});
     release();

@@ -57,11 +57,35 @@ export interface TestTenant {
 
 let tenantCounter = 0;
 
-/** Starts the whole platform on a real port, on a fresh database and data directory. */
-export async function startPlatform(kind: DbKind, env: Record<string, string> = {}): Promise<TestPlatform> {
+/** Where a platform keeps its state: a data directory and, on PostgreSQL, a database. */
+export interface TestStorage {
+  dataDir: string;
+  /** Empty on PGlite. */
+  databaseUrl: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh data directory (and PostgreSQL database), for platforms that must outlive one another (restart tests). */
+export async function freshStorage(kind: DbKind): Promise<TestStorage> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-test-'));
   const pgdb = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
-  const config = loadConfig({ ...process.env, DATABASE_URL: pgdb?.url ?? '', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
+  return {
+    dataDir,
+    databaseUrl: pgdb?.url ?? '',
+    drop: async () => {
+      await pgdb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts the whole platform on a real port, on a fresh database and data directory, or on `storage` when given
+ * (which `stop` then leaves in place).
+ */
+export async function startPlatform(kind: DbKind, env: Record<string, string> = {}, storage?: TestStorage): Promise<TestPlatform> {
+  const own = storage ?? (await freshStorage(kind));
+  const config = loadConfig({ ...process.env, DATABASE_URL: own.databaseUrl, MEDIAPLANE_DATA_DIR: own.dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
   const platform = await openPlatform(config);
   const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = address.replace('127.0.0.1', 'localhost');
@@ -88,8 +112,7 @@ export async function startPlatform(kind: DbKind, env: Record<string, string> = 
     },
     async stop() {
       await platform.close();
-      await pgdb?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!storage) await own.drop();
     },
   };
 }

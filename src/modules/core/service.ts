@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { prepared } from '../../platform/prepared.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
+import { recordEvent } from '../notifications/events.ts';
 import { apiKeys } from './tables.ts';
 
 export interface CreatedApiKey {
@@ -30,7 +31,10 @@ export async function createApiKey(db: Queryable, tenantId: string, name: string
   const role = checkRole(roleType);
   const key = generateKey();
   const id = newId();
-  await db.insert(apiKeys).values({ id, tenantId, name, roleType: role, keyHash: sha256(key) });
+  await db.transaction(async (tx) => {
+    await tx.insert(apiKeys).values({ id, tenantId, name, roleType: role, keyHash: sha256(key) });
+    await recordEvent(tx, tenantId, 'core.apikey.created', { id, name, roleType: role });
+  });
   return { id, name, roleType: role, key };
 }
 
@@ -90,8 +94,9 @@ export async function updateApiKey(db: Queryable, tenantId: string, id: string, 
 export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
   await db.transaction(async (tx) => {
     await keepOneAdminKey(tx, tenantId, id);
-    const rows = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
-    if (!rows.length) throw notFound('api_key_not_found', 'API key', id);
+    const [row] = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning();
+    if (!row) throw notFound('api_key_not_found', 'API key', id);
+    await recordEvent(tx, tenantId, 'core.apikey.deleted', { id, name: row.name, roleType: row.roleType });
   });
 }
 

@@ -26,6 +26,8 @@ export interface Preset {
   ladder: Rendition[];
   audio: { codec: 'aac'; bitrateKbps: number; channels: number; sampleRate: number };
   segmentSeconds: number;
+  /** libx264 speed/quality trade-off for every rung (see BENCHMARKS.md for what `veryfast` costs on a 1080p ladder). */
+  x264Preset: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium' | 'slow';
   createsDownload: boolean;
   noTranscoding: boolean;
   hasVerticalOrientation: boolean;
@@ -45,7 +47,7 @@ const LANDSCAPE = [r('1080p', 1920, 1080, 5000), r('720p', 1280, 720, 2800), r('
 const PORTRAIT = [r('1080p', 1080, 1920, 5000), r('720p', 720, 1280, 2800), r('480p', 480, 854, 1200, 'main')];
 const STEREO_128 = { codec: 'aac', bitrateKbps: 128, channels: 2, sampleRate: 48000 } as const;
 
-const base = { audio: STEREO_128, segmentSeconds: 4, createsDownload: false, noTranscoding: false, hasVerticalOrientation: false };
+const base = { audio: STEREO_128, segmentSeconds: 4, x264Preset: 'veryfast' as const, createsDownload: false, noTranscoding: false, hasVerticalOrientation: false };
 
 /** The built-in catalogue. Presets are data: the pipeline reads these fields, it never branches on an id. */
 export const PRESETS: readonly Preset[] = [

@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
+import { planTranscode } from '../src/media/plan.ts';
+import { transcode } from '../src/media/transcode.ts';
+import { presetById } from '../src/modules/transcoder/presets.ts';
+
+/**
+ * A 60 s 1080p30 clip through the `hls-h264-ladder` preset by `transcode()`, against the very ffmpeg command the ladder
+ * builder produces, run by hand in the same run. Reports wall times, their ratio (what the pipeline adds: probing,
+ * master playlist, caption playlists) and time to first playable (a master playlist and a first segment on disk).
+ *
+ * BENCH_SECONDS (default 60) and BENCH_HEIGHT (default 1080) make a quicker run; BENCH_PAIRS (default 2) sets how
+ * many times each side runs.
+ */
+export async function run(_args: string[] = []): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 60);
+  const height = Number(process.env.BENCH_HEIGHT ?? 1080);
+  const width = Math.round((height * 16) / 9 / 2) * 2;
+  const preset = presetById('hls-h264-ladder')!;
+  const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-'));
+  try {
+    const source = join(dir, 'source.mp4');
+    const made = Date.now();
+    await runFfmpeg([
+      '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
+      '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', '60', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-y', source,
+    ]);
+    console.log(`source: ${seconds} s ${width}x${height}p30 + AAC, generated in ${((Date.now() - made) / 1000).toFixed(1)} s`);
+    const request = { input: source, tracks: [{ type: 'Audio' as const, index: 1 }], preset };
+
+    // By hand: the command the ladder builder produces, printed and run directly.
+    const plan = await planTranscode({ ...request, outDir: join(dir, 'hand') });
+    const command = [ffmpegPath(), '-hide_banner', '-nostdin', '-loglevel', 'error', ...plan.args];
+    console.log(`command: ${command.map(shellQuote).join(' ')}\n`);
+
+    // Pairs in ABBA order, so a machine that gets busier or quieter during the run weighs on both sides alike.
+    const pairs = Number(process.env.BENCH_PAIRS ?? 2);
+    const hand: Timing[] = [];
+    const pipeline: Timing[] = [];
+    let rungs = '';
+    const runHand = async () => {
+      rmSync(join(dir, 'hand'), { recursive: true, force: true });
+      await planTranscode({ ...request, outDir: join(dir, 'hand') }); // recreates the output directories
+      hand.push(await timed(join(dir, 'hand'), () => spawnQuiet(command)));
+    };
+    const runPipeline = async () => {
+      const outDir = join(dir, `pipeline-${pipeline.length}`);
+      let outsideFfmpegMs = 0;
+      const timing = await timed(outDir, async () => {
+        const r = await transcode({ ...request, outDir });
+        rungs = r.renditions.map((x) => `${x.width}x${x.height}`).join(', ');
+        outsideFfmpegMs = r.timings.planMs + r.timings.finishMs;
+      });
+      pipeline.push({ ...timing, outsideFfmpegMs });
+      rmSync(outDir, { recursive: true, force: true });
+    };
+    for (let i = 0; i < pairs; i++) {
+      if (i % 2 === 0) {
+        await runHand();
+        await runPipeline();
+      } else {
+        await runPipeline();
+        await runHand();
+      }
+    }
+
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    const speed = (ms: number) => `${((seconds * 1000) / ms).toFixed(2)}x`;
+    const row = (name: string, t: Timing[]) => {
+      const wall = mean(t.map((x) => x.wallMs));
+      return `| ${name} | ${t.map((x) => s(x.wallMs)).join(', ')} | ${s(wall)} | ${speed(wall)} | ${s(mean(t.map((x) => x.firstPlayableMs)))} |`;
+    };
+    console.log(`ladder: ${rungs} (x264 ${preset.x264Preset}, ${preset.segmentSeconds} s segments), ${pairs} pair(s) of runs\n`);
+    console.log('| run | wall times | mean | speed (real time) | time to first playable (mean) |');
+    console.log('|---|---|---|---|---|');
+    console.log(row('ffmpeg by hand (baseline)', hand));
+    console.log(row('transcode()', pipeline));
+    const ratio = (f: (t: Timing) => number) => (mean(pipeline.map(f)) / mean(hand.map(f))).toFixed(3);
+    console.log(`\nratio transcode() / by hand: wall time ${ratio((t) => t.wallMs)}, time to first playable ${ratio((t) => t.firstPlayableMs)}`);
+    console.log(`transcode() outside ffmpeg (probing, planning, master and caption playlists): ${pipeline.map((t) => `${(t.outsideFfmpegMs! / 1000).toFixed(2)} s`).join(', ')}`);
+    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (1/5/15 min) at the end`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Timing {
+  wallMs: number;
+  firstPlayableMs: number;
+  /** transcode() only: time spent outside ffmpeg (probing, planning, playlists). */
+  outsideFfmpegMs?: number;
+}
+
+/** Wall time of `work`, and when `outDir/hls` first held a master playlist and a rung playlist listing a segment. */
+async function timed(outDir: string, work: () => Promise<void>): Promise<Timing> {
+  const start = performance.now();
+  let firstPlayableMs = Number.NaN;
+  const watch = setInterval(() => {
+    if (Number.isNaN(firstPlayableMs) && playable(join(outDir, 'hls'))) firstPlayableMs = performance.now() - start;
+  }, 50);
+  try {
+    await work();
+  } finally {
+    clearInterval(watch);
+  }
+  const wallMs = performance.now() - start;
+  return { wallMs, firstPlayableMs: Number.isNaN(firstPlayableMs) ? wallMs : firstPlayableMs };
+}
+
+function playable(hlsDir: string): boolean {
+  const master = join(hlsDir, 'master.m3u8');
+  if (!existsSync(master)) return false;
+  const rung = readFileSync(master, 'utf8').split('\n').find((l) => l.trim() && !l.startsWith('#'));
+  const playlist = rung && join(hlsDir, rung.trim());
+  return !!playlist && existsSync(playlist) && readFileSync(playlist, 'utf8').includes('#EXTINF');
+}
+
+function spawnQuiet(command: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}`))));
+  });
+}
+
+const shellQuote = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);

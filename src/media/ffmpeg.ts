@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+
+export const ffmpegPath = (): string => process.env.FFMPEG_PATH || 'ffmpeg';
+export const ffprobePath = (): string => process.env.FFPROBE_PATH || 'ffprobe';
+
+/** ffmpeg or ffprobe failed; `message` is meant for users (an asset's `errorMessage`), so it names no server paths or signed URLs. */
+export class MediaError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | null = null,
+    readonly stderrTail = '',
+  ) {
+    super(message);
+    this.name = 'MediaError';
+  }
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Every stdout chunk as it arrives (ffmpeg's `-progress pipe:1`). */
+  onStdout?: (chunk: string) => void;
+  /** Strings to hide in error messages, each mapped to what to say instead (local paths, presigned URLs). */
+  redact?: Record<string, string>;
+}
+
+export interface RunResult {
+  stdout: string;
+  stderrTail: string;
+}
+
+const STDERR_TAIL_BYTES = 8 * 1024;
+/** How long ffmpeg gets to exit after SIGTERM before it is killed outright. */
+const KILL_GRACE_MS = 2000;
+
+/** Runs ffmpeg with the options every call needs: no stdin, no banner, errors only on stderr. */
+export function runFfmpeg(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return run(ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], opts);
+}
+
+export async function runFfprobe(args: string[], opts: RunOptions = {}): Promise<string> {
+  return (await run(ffprobePath(), ['-hide_banner', '-loglevel', 'error', ...args], opts)).stdout;
+}
+
+/** Keeps stdout only when nobody streams it (ffprobe's JSON); ffmpeg's progress goes to `onStdout`. */
+function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) return reject(abortReason(opts.signal));
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killTimer: NodeJS.Timeout | undefined;
+    let listenerError: unknown;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (!opts.onStdout) stdout += chunk;
+      else if (listenerError === undefined) {
+        try {
+          opts.onStdout(chunk);
+        } catch (e) {
+          // A failing listener (a progress write) ends the run with its error instead of crashing the process.
+          listenerError = e;
+          child.kill('SIGKILL');
+        }
+      }
+    });
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    const onAbort = () => {
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      const hint = e.code === 'ENOENT' ? ` (not found; install it or set ${bin === ffprobePath() ? 'FFPROBE_PATH' : 'FFMPEG_PATH'})` : '';
+      reject(new MediaError(`${bin} could not be started: ${e.message}${hint}`));
+    });
+    child.on('close', (code, sig) => {
+      clearTimeout(killTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (opts.signal?.aborted) return reject(abortReason(opts.signal));
+      if (listenerError !== undefined) return reject(listenerError);
+      if (code === 0) return resolve({ stdout, stderrTail: stderr });
+      const tool = bin === ffprobePath() ? 'ffprobe' : 'ffmpeg';
+      const detail = summarize(redact(stderr, opts.redact)) || (sig ? `killed by ${sig}` : 'no error output');
+      reject(new MediaError(`${tool} failed: ${detail}`, code, stderr));
+    });
+  });
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError');
+}
+
+export function redact(text: string, map: Record<string, string> = {}): string {
+  let out = text;
+  // Longest first: an output directory may contain the input path or the other way round.
+  for (const [secret, label] of Object.entries(map).sort((a, b) => b[0].length - a[0].length)) {
+    if (secret) out = out.split(secret).join(label);
+  }
+  return out;
+}
+
+/** The last distinct lines of ffmpeg's error output, without the `[muxer @ 0x…]` noise, in one line. */
+export function summarize(stderr: string, maxLines = 4): string {
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.replace(/^\[[^\]]+ @ 0x[0-9a-f]+\]\s*/, '').trim())
+    .filter(Boolean);
+  const distinct = [...new Set(lines.reverse())].slice(0, maxLines).reverse();
+  return distinct.join('; ').slice(0, 1000);
+}

@@ -1,0 +1,97 @@
+import type { Preset, Rendition } from '../modules/transcoder/presets.ts';
+
+/** A rung as it will be encoded for one source: frame size and bitrate after orientation and the no-upscale rule. */
+export interface PlannedRendition {
+  name: string;
+  width: number;
+  height: number;
+  /** The picture inside the frame; smaller than the frame only when a vertical preset pads a landscape source. */
+  pictureWidth: number;
+  pictureHeight: number;
+  videoBitrateKbps: number;
+  maxrateKbps: number;
+  profile: Rendition['profile'];
+}
+
+const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
+
+/**
+ * The rungs of `preset` for a source of `width`×`height` as displayed. Each rung is a box the picture is fitted into
+ * without distortion. A landscape preset turns its boxes for a portrait source (a phone video stays upright and sharp);
+ * a vertical preset keeps its portrait boxes and pads a landscape picture into them. Rungs that would enlarge the
+ * picture are dropped; when every rung would, the smallest one is kept, shrunk to the source's own size.
+ */
+export function planRenditions(preset: Preset, width: number, height: number): PlannedRendition[] {
+  const portraitSource = height > width;
+  const planned = preset.ladder.map((rung) => {
+    const turn = !preset.hasVerticalOrientation && portraitSource && rung.width > rung.height;
+    const boxW = turn ? rung.height : rung.width;
+    const boxH = turn ? rung.width : rung.height;
+    return { rung, boxW, boxH, scale: Math.min(boxW / width, boxH / height) };
+  });
+  let kept = planned.filter((p) => p.scale <= 1).map((p) => ({ ...p, shrunk: false }));
+  if (kept.length === 0 && planned.length > 0) {
+    const smallest = planned.reduce((a, b) => (b.boxW * b.boxH < a.boxW * a.boxH ? b : a));
+    // Shrink the box by the same factor as the picture, so the rung keeps its shape (a vertical frame stays vertical).
+    kept = [{ ...smallest, boxW: smallest.boxW / smallest.scale, boxH: smallest.boxH / smallest.scale, scale: 1, shrunk: true }];
+  }
+  return kept.map(({ rung, boxW, boxH, scale, shrunk }) => {
+    const pictureWidth = even(width * scale);
+    const pictureHeight = even(height * scale);
+    const frameW = preset.hasVerticalOrientation ? even(boxW) : pictureWidth;
+    const frameH = preset.hasVerticalOrientation ? even(boxH) : pictureHeight;
+    // Fewer pixels than the rung was sized for need fewer bits: scale the bitrate with the area, within reason.
+    const area = Math.min(1, (pictureWidth * pictureHeight) / (rung.width * rung.height));
+    const factor = Math.max(0.25, area);
+    return {
+      // A rung shrunk to the source is named for what it is (`180p`), as the catalogue names rungs by their short side.
+      name: shrunk ? `${Math.min(frameW, frameH)}p` : rung.name,
+      width: frameW,
+      height: frameH,
+      pictureWidth,
+      pictureHeight,
+      videoBitrateKbps: Math.round(rung.videoBitrateKbps * factor),
+      maxrateKbps: Math.round(rung.maxrateKbps * factor),
+      profile: rung.profile,
+    };
+  });
+}
+
+/** One chain per rung from the (overlaid) source picture `[input]`: split, scale, pad when vertical, square pixels, 4:2:0. */
+export function scaleGraph(input: string, renditions: PlannedRendition[]): { graph: string[]; outputs: string[] } {
+  const outputs = renditions.map((_, i) => `v${i}`);
+  const branches = renditions.length > 1 ? renditions.map((_, i) => `split${i}`) : [input];
+  const graph = renditions.length > 1 ? [`[${input}]split=${renditions.length}${branches.map((b) => `[${b}]`).join('')}`] : [];
+  renditions.forEach((r, i) => {
+    const chain = [`scale=${r.pictureWidth}:${r.pictureHeight}`];
+    if (r.pictureWidth !== r.width || r.pictureHeight !== r.height) chain.push(`pad=${r.width}:${r.height}:(ow-iw)/2:(oh-ih)/2:black`);
+    chain.push('setsar=1', 'format=yuv420p');
+    graph.push(`[${branches[i]}]${chain.join(',')}[${outputs[i]}]`);
+  });
+  return { graph, outputs };
+}
+
+/**
+ * H.264 options for the video streams of one output, in the order of its rungs. Keyframes are forced on every
+ * segment boundary (and scene cuts may not add others), so every rung can be cut at the same instants and players
+ * switch rungs cleanly.
+ */
+export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[]): string[] {
+  const args = [
+    '-c:v', 'libx264',
+    '-preset', preset.x264Preset,
+    '-sc_threshold', '0',
+    '-force_key_frames', `expr:gte(t,n_forced*${preset.segmentSeconds})`,
+  ];
+  renditions.forEach((r, i) => {
+    const s = `v:${i}`;
+    args.push(`-b:${s}`, `${r.videoBitrateKbps}k`, `-maxrate:${s}`, `${r.maxrateKbps}k`, `-bufsize:${s}`, `${r.maxrateKbps * 2}k`, `-profile:${s}`, r.profile);
+  });
+  return args;
+}
+
+/** AAC for every audio stream of one output. */
+export function audioEncoderArgs(preset: Preset): string[] {
+  const a = preset.audio;
+  return ['-c:a', 'aac', '-b:a', `${a.bitrateKbps}k`, '-ac', String(a.channels), '-ar', String(a.sampleRate)];
+}

@@ -1,0 +1,209 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Packaging, Preset } from '../modules/transcoder/presets.ts';
+import { audioEncoderArgs, videoEncoderArgs, type PlannedRendition } from './ladder.ts';
+
+/** An audio or caption track as the outputs carry it: where ffmpeg reads it (`-map` spec) and how players label it. */
+export interface OutputTrack {
+  map: string;
+  name: string;
+  language?: string;
+}
+
+/** Everything an output's muxers need: the encoded picture per rung (filter labels, or the source stream when copying). */
+export interface EncodeLayout {
+  outDir: string;
+  preset: Preset;
+  renditions: PlannedRendition[];
+  /** `-map` target per rendition: `[v0]` filter outputs, or `0:0` when the preset copies the source. */
+  videoMaps: string[];
+  audio: OutputTrack[];
+  captions: OutputTrack[];
+}
+
+/**
+ * The streaming packaging of a preset (at most one), and whether MP4 downloads come with it. Each packaging writes into
+ * the output directory's folder of its own name (`hls/`, `dash/`, `cmaf/`, `mp4/`).
+ */
+export function packagingOf(preset: Preset): { streaming?: Exclude<Packaging, 'mp4'>; mp4: boolean } {
+  const streaming = preset.packaging.filter((p): p is Exclude<Packaging, 'mp4'> => p !== 'mp4');
+  if (streaming.length > 1) throw new Error(`preset ${preset.id}: at most one of hls, dash, cmaf (cmaf serves both HLS and DASH)`);
+  const mp4 = preset.packaging.includes('mp4');
+  if (mp4 && streaming[0] === 'dash') throw new Error(`preset ${preset.id}: MP4 downloads come with hls or cmaf, not dash`);
+  return { streaming: streaming[0], mp4 };
+}
+
+/** Names that go into paths and ffmpeg's var_stream_map: letters, digits, `_` and `-` only. */
+export const safeName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_') || 'x';
+
+export const audioName = (k: number) => `audio_${k}`;
+export const captionFile = (k: number) => `subs/sub_${k}.vtt`;
+
+const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
+export const validLanguage = (l?: string) => (l && LANGUAGE.test(l) ? l : undefined);
+
+/** `-metadata:s:a:0 language=eng …` for the audio (`a`) or subtitle (`s`) streams of one output, in order. */
+const languageTags = (kind: 'a' | 's', tracks: OutputTrack[]) =>
+  tracks.flatMap((t, k) => (validLanguage(t.language) ? [`-metadata:s:${kind}:${k}`, `language=${t.language}`] : []));
+
+/** Encoder (or copy) options of one output holding these rungs and every audio track, languages tagged. */
+function codecArgs(l: EncodeLayout, renditions: PlannedRendition[]): string[] {
+  const args = l.preset.noTranscoding ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
+  if (l.audio.length > 0) args.push(...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
+  return [...args, ...languageTags('a', l.audio)];
+}
+
+const maps = (targets: string[]) => targets.flatMap((m) => ['-map', m]);
+
+function hlsArgs(l: EncodeLayout, dir: string): string[] {
+  const groups = l.audio.length > 0 ? ',agroup:audio' : '';
+  const streamMap = [
+    ...l.renditions.map((r, i) => `v:${i}${groups},name:${safeName(r.name)}`),
+    ...l.audio.map((_, k) => `a:${k}${groups},name:${audioName(k)}${k === 0 ? ',default:yes' : ''}`),
+  ].join(' ');
+  return [
+    ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
+    ...codecArgs(l, l.renditions),
+    '-f', 'hls',
+    '-hls_time', String(l.preset.segmentSeconds),
+    // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
+    // end); the finishing step marks them VOD.
+    '-hls_playlist_type', 'event',
+    '-hls_flags', 'independent_segments',
+    '-hls_segment_type', 'mpegts',
+    '-hls_segment_filename', join(dir, '%v', 'seg_%05d.ts'),
+    // ffmpeg's own master playlist makes the output playable while it is being written; ours replaces it at the end.
+    '-master_pl_name', 'master.m3u8',
+    '-var_stream_map', streamMap,
+    join(dir, '%v', 'index.m3u8'),
+  ];
+}
+
+function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean): string[] {
+  const n = l.renditions.length;
+  // One adaptation set for the video rungs, one per audio track: each language is its own choice, not a rung.
+  const sets = [...(n > 0 ? ['id=0,streams=v'] : []), ...l.audio.map((_, k) => `id=${k + 1},streams=${n + k}`)].join(' ');
+  return [
+    ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
+    ...codecArgs(l, l.renditions),
+    '-f', 'dash',
+    '-seg_duration', String(l.preset.segmentSeconds),
+    '-use_template', '1',
+    '-use_timeline', '1',
+    '-init_seg_name', 'init-$RepresentationID$.m4s',
+    '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s',
+    '-adaptation_sets', sets,
+    ...(alsoHls ? ['-hls_playlist', '1', '-hls_master_name', 'master.m3u8'] : []),
+    join(dir, 'manifest.mpd'),
+  ];
+}
+
+/** MP4 downloads encoded directly (presets with no streaming packaging): one file per rung, or per audio track. */
+function mp4Args(l: EncodeLayout, dir: string): string[] {
+  const subs = l.captions.flatMap((c) => ['-map', c.map]);
+  const subCodec = l.captions.length > 0 ? ['-c:s', 'mov_text', ...languageTags('s', l.captions)] : [];
+  if (l.renditions.length === 0) {
+    return l.audio.flatMap((a, k) => [
+      '-map', a.map,
+      ...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)),
+      ...languageTags('a', [a]),
+      '-movflags', '+faststart',
+      join(dir, `${audioName(k)}.m4a`),
+    ]);
+  }
+  return l.renditions.flatMap((r, i) => [
+    ...maps([l.videoMaps[i], ...l.audio.map((a) => a.map)]),
+    ...subs,
+    ...codecArgs(l, [r]),
+    ...subCodec,
+    '-max_muxing_queue_size', '4096',
+    '-movflags', '+faststart',
+    join(dir, `${safeName(r.name)}.mp4`),
+  ]);
+}
+
+/** Captions as WebVTT files beside the streaming manifests. */
+function captionArgs(l: EncodeLayout, dir: string): string[] {
+  return l.captions.flatMap((c, k) => ['-map', c.map, '-c:s', 'webvtt', '-f', 'webvtt', join(dir, captionFile(k))]);
+}
+
+/** Output options of the one encoding process: the streaming packaging (or the MP4 files) and the caption files. */
+export async function outputArgs(l: EncodeLayout): Promise<string[]> {
+  const { streaming } = packagingOf(l.preset);
+  if (!streaming) {
+    const dir = join(l.outDir, 'mp4');
+    await mkdir(dir, { recursive: true });
+    return mp4Args(l, dir);
+  }
+  const dir = join(l.outDir, streaming);
+  await mkdir(l.captions.length > 0 ? join(dir, 'subs') : dir, { recursive: true });
+  const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf');
+  return [...muxer, ...captionArgs(l, dir)];
+}
+
+/** Adds the caption files to an MPD as side-loaded WebVTT adaptation sets (dash.js and Shaka read them). */
+export async function addCaptionsToMpd(mpdPath: string, captions: OutputTrack[]): Promise<void> {
+  if (captions.length === 0) return;
+  const xml = await readFile(mpdPath, 'utf8');
+  const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const sets = captions.map((c, k) => {
+    const lang = validLanguage(c.language) ? ` lang="${c.language}"` : '';
+    return [
+      `\t\t<AdaptationSet id="${100 + k}" contentType="text" mimeType="text/vtt"${lang}>`,
+      `\t\t\t<Label>${esc(c.name)}</Label>`,
+      `\t\t\t<Role schemeIdUri="urn:mpeg:dash:role:2011" value="subtitle" />`,
+      `\t\t\t<Representation id="sub_${k}" bandwidth="256">`,
+      `\t\t\t\t<BaseURL>${captionFile(k)}</BaseURL>`,
+      `\t\t\t</Representation>`,
+      `\t\t</AdaptationSet>`,
+    ].join('\n');
+  });
+  const at = xml.lastIndexOf('</Period>');
+  if (at < 0) throw new Error('manifest.mpd has no Period');
+  await writeFile(mpdPath, xml.slice(0, at) + sets.join('\n') + '\n\t' + xml.slice(at));
+}
+
+/**
+ * MP4 downloads cut from the finished HLS/CMAF renditions by stream copy: the ladder is encoded once, and each rung
+ * becomes one file with every audio track and the captions (as mov_text). `-copyts` keeps audio and video on their
+ * common clock; the MP4 muxer then starts them at zero.
+ */
+export function remuxArgs(
+  playlists: { video: string[]; audio: string[]; captions: string[]; captionOffsetS: number },
+  l: EncodeLayout,
+  dir: string,
+): string[] {
+  const { video: videoPlaylists, audio: audioPlaylists, captions: captionFiles } = playlists;
+  // Cue times count from the output's zero, segment times from where the muxer put it (1.4 s into MPEG-TS).
+  const inputs = [
+    ...[...videoPlaylists, ...audioPlaylists].flatMap((p) => ['-i', p]),
+    ...captionFiles.flatMap((p) => ['-itsoffset', playlists.captionOffsetS.toFixed(6), '-i', p]),
+  ];
+  const audioIn = audioPlaylists.map((_, k) => videoPlaylists.length + k);
+  const subIn = captionFiles.map((_, k) => videoPlaylists.length + audioPlaylists.length + k);
+  const common = ['-copyts', ...inputs];
+  if (videoPlaylists.length === 0) {
+    return [
+      ...common,
+      ...audioIn.flatMap((input, k) => [
+        '-map', `${input}:a:0`, '-c', 'copy',
+        ...languageTags('a', [l.audio[k]]),
+        '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart', join(dir, `${audioName(k)}.m4a`),
+      ]),
+    ];
+  }
+  return [
+    ...common,
+    ...videoPlaylists.flatMap((_, i) => [
+      '-map', `${i}:v:0`,
+      ...audioIn.flatMap((input) => ['-map', `${input}:a:0`]),
+      ...subIn.flatMap((input) => ['-map', `${input}:s:0`]),
+      '-c:v', 'copy', '-c:a', 'copy', '-c:s', 'mov_text',
+      ...languageTags('a', l.audio),
+      ...languageTags('s', l.captions),
+      '-max_muxing_queue_size', '4096',
+      '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart',
+      join(dir, `${safeName(l.renditions[i].name)}.mp4`),
+    ]),
+  ];
+}

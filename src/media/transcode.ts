@@ -1,0 +1,60 @@
+import { mkdir } from 'node:fs/promises';
+import { runFfmpeg } from './ffmpeg.ts';
+import { finishOutputs, type TranscodeEndpoint } from './finish.ts';
+import { planTranscode, type TranscodeRequest } from './plan.ts';
+import { ProgressParser } from './progress.ts';
+
+export type { SourceTrack, TranscodeRequest } from './plan.ts';
+export type { TranscodeEndpoint } from './finish.ts';
+
+export interface TranscodeResult {
+  durationMilliseconds: number;
+  endpoints: TranscodeEndpoint[];
+  /** The rungs encoded for this source (after dropping those above its size). */
+  renditions: { name: string; width: number; height: number; videoBitrateKbps: number }[];
+  audioTracks: number;
+  captionTracks: number;
+  /** The encoding command's arguments (after `ffmpeg`), for logs and the benchmark. */
+  ffmpegArgs: string[];
+  /** Where the time went: reading the source and planning, the ffmpeg encode, the finishing steps. */
+  timings: { planMs: number; encodeMs: number; finishMs: number };
+}
+
+/**
+ * Transcodes one source with a preset into `outDir`: one ffmpeg process encodes the whole ladder and writes the
+ * streaming packaging (or the MP4 files) and the captions; the finishing steps write master playlists and cut MP4
+ * downloads. A pure function on local files: the caller uploads `outDir` (see `listFiles`) and records the endpoints.
+ *
+ * Progress is whole percents of the source duration as ffmpeg reports it, never falling; 100 only once every file is
+ * written. Rejects with a MediaError whose message suits an asset's `errorMessage`, or with the signal's reason when
+ * aborted (ffmpeg is killed); `outDir` may then hold partial files, which the caller removes.
+ */
+export async function transcode(req: TranscodeRequest): Promise<TranscodeResult> {
+  const started = performance.now();
+  await mkdir(req.outDir, { recursive: true });
+  const plan = await planTranscode(req);
+  const planned = performance.now();
+  let last = -1;
+  const report = (p: number) => {
+    if (p > last) {
+      last = p;
+      req.onProgress?.(p);
+    }
+  };
+  const parser = new ProgressParser(plan.durationMs, (p) => report(Math.min(p, 99)));
+  await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
+  const encoded = performance.now();
+  const endpoints = await finishOutputs({ layout: plan.layout, source: plan.source, signal: req.signal, redact: plan.redact });
+  const finished = performance.now();
+  report(100);
+  const { renditions, audio, captions } = plan.layout;
+  return {
+    durationMilliseconds: endpoints[0]?.durationMilliseconds ?? plan.durationMs,
+    endpoints,
+    renditions: renditions.map((r) => ({ name: r.name, width: r.width, height: r.height, videoBitrateKbps: r.videoBitrateKbps })),
+    audioTracks: audio.length,
+    captionTracks: captions.length,
+    ffmpegArgs: plan.args,
+    timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
+  };
+}

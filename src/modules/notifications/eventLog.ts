@@ -1,0 +1,77 @@
+import { and, count, eq, gte, inArray, lte } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.ts';
+import { validationError } from '../../platform/errors.ts';
+import { arrayParam, textSearch } from '../../platform/filters.ts';
+import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
+import { eventPayload } from './signing.ts';
+import { DELIVERY_STATUSES, events, webhookDeliveries, type DeliveryStatus } from './tables.ts';
+
+export interface EventLogQuery extends PageRequest {
+  start?: string;
+  end?: string;
+  statuses?: string[] | string;
+  webhookId?: string;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+function date(field: string, value: string | undefined): Date | undefined {
+  if (value === undefined || value === '') return undefined;
+  const d = new Date(value);
+  if (!DATE.test(value) || Number.isNaN(d.getTime())) throw validationError(field, 'must be an ISO 8601 date or date-time');
+  return d;
+}
+
+function statuses(value: string[] | string | undefined): DeliveryStatus[] {
+  return arrayParam(value).map((s) => {
+    const status = DELIVERY_STATUSES.find((k) => k.toLowerCase() === s.toLowerCase());
+    if (!status) throw validationError('statuses', `unknown status "${s}"; allowed: ${DELIVERY_STATUSES.join(', ')}`);
+    return status;
+  });
+}
+
+const SORTS = {
+  OccuredAt: events.occuredAt,
+  CreateDate: events.occuredAt,
+  LastSendAttempt: webhookDeliveries.lastSendAttempt,
+  Type: events.type,
+  Status: webhookDeliveries.status,
+};
+
+/** The event log: one item per event and webhook it was (or is to be) delivered to, with every attempt. */
+export async function listWebhookEvents(db: Queryable, tenantId: string, q: EventLogQuery) {
+  const start = date('start', q.start);
+  const end = date('end', q.end);
+  const wanted = statuses(q.statuses);
+  const where = and(
+    eq(webhookDeliveries.tenantId, tenantId),
+    start ? gte(events.occuredAt, start) : undefined,
+    end ? lte(events.occuredAt, end) : undefined,
+    wanted.length ? inArray(webhookDeliveries.status, wanted) : undefined,
+    q.webhookId ? eq(webhookDeliveries.webhookId, q.webhookId) : undefined,
+    textSearch(q.query, events.type),
+  );
+  const { limit, offset } = pageWindow(q);
+  const [rows, [{ total }]] = await Promise.all([
+    db
+      .select({ d: webhookDeliveries, e: events })
+      .from(webhookDeliveries)
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .where(where)
+      .orderBy(...orderBy(q, SORTS, 'OccuredAt', webhookDeliveries.seq))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(webhookDeliveries).innerJoin(events, eq(events.id, webhookDeliveries.eventId)).where(where),
+  ]);
+  const items = rows.map(({ d, e }) => ({
+    id: e.id,
+    webhookId: d.webhookId,
+    lastSendAttempt: d.lastSendAttempt?.toISOString() ?? null,
+    type: e.type,
+    status: d.status,
+    payload: eventPayload(e),
+    sendAttempts: d.sendAttempts,
+    occuredAt: e.occuredAt,
+  }));
+  return envelope(items, total, q);
+}

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, expect, it } from 'vitest';
+import { describeEachDb, freshStorage, startPlatform, tenantClient, type TestPlatform, type TestStorage } from './helpers/platform.ts';
+import { sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+
+const ADMIN_TOKEN = 'restart-admin-token';
+const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '100', MEDIAPLANE_ADMIN_TOKEN: ADMIN_TOKEN };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The real server (`mediaplane serve`) as its own process, so that it can be killed without warning. */
+async function serveInChild(storage: TestStorage, env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: storage.databaseUrl, MEDIAPLANE_DATA_DIR: storage.dataDir, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 45_000; // a loaded machine can take this long to start a process
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const up = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+    if (up) return { child, baseUrl };
+    if (Date.now() > deadline) throw new Error('server did not start');
+    await sleep(200);
+  }
+}
+
+describeEachDb('webhook delivery across a crash', (kind) => {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const c of cleanup.reverse()) await c().catch(() => {});
+  });
+
+  it('delivers events committed before the server was killed once it runs again on the same database', async () => {
+    const storage = await freshStorage(kind);
+    cleanup.push(() => storage.drop());
+    const r = await WebhookReceiver.start();
+    cleanup.push(() => r.close());
+    r.behaviour = (_req, n) => (n === 0 ? 'hang' : { status: 200, body: 'ok' });
+
+    // First life: a separate process with a long timeout, so that it dies in the middle of the first attempt.
+    const { child, baseUrl } = await serveInChild(storage, { ...ENV, MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '3000' });
+    cleanup.push(async () => child.kill('SIGKILL'));
+    const res = await fetch(`${baseUrl}/admin/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `crash-${kind}` }),
+    });
+    const created = (await res.json()) as any;
+    const t = tenantClient(baseUrl, created.id, created.name, created.apiKey.key);
+    const hook = await t.json('POST', '/notifications/v1/webhook', { name: 'crash', url: r.url, eventTypes: ['core.apikey.created'] });
+    expect(hook.status).toBe(200);
+    const first = (await t.json('POST', '/core/v1/api-key', { name: 'first', roleType: 'Viewer' })).body.id;
+    await r.waitFor((all) => all.length === 1);
+    const second = (await t.json('POST', '/core/v1/api-key', { name: 'second', roleType: 'Viewer' })).body.id;
+    child.kill('SIGKILL');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+    expect(r.received).toHaveLength(1);
+
+    // Second life: the platform again, on the same data directory or database.
+    const p: TestPlatform = await startPlatform(kind, ENV, storage);
+    cleanup.push(() => p.stop());
+    const again = tenantClient(p.baseUrl, t.id, t.name, t.key);
+    // PostgreSQL: the dead process's lease on the webhook must expire first (4 × its 3 s timeout).
+    await r.waitFor((all) => all.length >= 3, 25_000);
+    expect(r.received.map((x) => x.json.data.id)).toEqual([first, first, second]);
+
+    let items: any[] = [];
+    for (let i = 0; i < 50 && !(items.length === 2 && items.every((x) => x.status === 'Delivered')); i++) {
+      if (i) await sleep(100);
+      items = (await again.json('GET', '/notifications/v1/webhook-events?sort=OccuredAt')).body.items;
+    }
+    expect(items.map((i: any) => [i.payload.data.id, i.status, i.sendAttempts.map((a: any) => a.responseCode)])).toEqual([
+      [first, 'Delivered', [200]],
+      [second, 'Delivered', [200]],
+    ]);
+  }, 90_000);
+});
