@@ -6,6 +6,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
   transcode: () => import('./transcode.ts'),
+  upload: () => import('./upload.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

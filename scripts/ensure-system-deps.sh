@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the system programs Mediaplane runs (ffmpeg/ffprobe; chromium for browser tests) when they are missing,
-# from Debian's packages. Skipped when FFMPEG_PATH points at an ffmpeg of your own.
+# Installs the system programs Mediaplane runs (ffmpeg/ffprobe; chromium for browser tests; OpenStack Swift as the
+# local S3-compatible server of the storage tests) when they are missing, from Debian's packages.
+# Skipped when FFMPEG_PATH points at an ffmpeg of your own.
 set -euo pipefail
 want=()
 if [ -z "${FFMPEG_PATH:-}" ] && ! command -v ffmpeg >/dev/null 2>&1; then want+=(ffmpeg); fi
 for extra in "$@"; do
   case "$extra" in
     chromium) [ -x /usr/bin/chromium ] || want+=(chromium) ;;
+    swift) command -v swift-proxy-server >/dev/null 2>&1 || want+=(swift-proxy swift-object swift-container swift-account) ;;
   esac
 done
 [ ${#want[@]} -eq 0 ] && exit 0

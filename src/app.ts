@@ -14,6 +14,13 @@ import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
 import { notificationsRoutes } from './modules/notifications/routes.ts';
 import { transcoderRoutes } from './modules/transcoder/routes.ts';
+import { defineFileJobs } from './modules/vod/files.jobs.ts';
+import { defineAssetJobs } from './modules/vod/assets/jobs.ts';
+import { vodAssetRoutes } from './modules/vod/assets/routes.ts';
+import { registerVodDelivery } from './modules/vod/assets/delivery.ts';
+import { fileRoutes } from './modules/vod/files.routes.ts';
+import { FsObjectStore } from './storage/fsStore.ts';
+import { storageRoutes } from './storage/routes.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -54,6 +61,12 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
   await app.register(coreRoutes, { db });
   await app.register(transcoderRoutes);
+  await defineFileJobs(ctx);
+  await defineAssetJobs(ctx);
+  await app.register(vodAssetRoutes, { ctx });
+  registerVodDelivery(app, ctx);
+  await app.register(fileRoutes, { ctx });
+  if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
   await app.register(notificationsRoutes, { db, webhooks: config.webhooks });
   return app;
 }

@@ -16,6 +16,18 @@ export interface Config {
   role: 'all' | 'api' | 'worker';
   /** Transcodes one worker process runs at once; each ffmpeg already uses every core. */
   transcodeConcurrency: number;
+  /** `s3://bucket?endpoint=...&region=...&forcePathStyle=true`; unset means files under `<dataDir>/objects`. */
+  storageUrl: string | undefined;
+  /** Key for the embedded store's signed URLs; unset means one generated once and kept in the data directory. */
+  urlSigningSecret: string | undefined;
+  /** Forces the upload part size in bytes (tests, tuning); unset means chosen from the file size. */
+  uploadPartSize: number | undefined;
+  /** Uploads never completed are cleaned up this many hours after they started (fractions allowed). */
+  uploadTtlHours: number;
+  /** Lifetime of presigned part upload URLs. */
+  uploadUrlTtlSeconds: number;
+  /** Lifetime of file preview (download) links. */
+  previewTtlSeconds: number;
   webhooks: WebhookConfig;
 }
 
@@ -56,6 +68,14 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return n;
 }
 
+/** A positive number, fractions allowed. */
+function positiveNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
 function role(value: string | undefined): Config['role'] {
   if (!value) return 'all';
   if (value === 'all' || value === 'api' || value === 'worker') return value;
@@ -75,6 +95,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
     transcodeConcurrency: Math.max(1, int('MEDIAPLANE_TRANSCODE_CONCURRENCY', env.MEDIAPLANE_TRANSCODE_CONCURRENCY, 1)),
+    storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
+    urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
+    uploadPartSize: int('MEDIAPLANE_UPLOAD_PART_SIZE', env.MEDIAPLANE_UPLOAD_PART_SIZE, 0) || undefined,
+    uploadTtlHours: positiveNumber('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
+    uploadUrlTtlSeconds: int('MEDIAPLANE_UPLOAD_URL_TTL_SECONDS', env.MEDIAPLANE_UPLOAD_URL_TTL_SECONDS, 6 * 3600),
+    previewTtlSeconds: int('MEDIAPLANE_PREVIEW_TTL_SECONDS', env.MEDIAPLANE_PREVIEW_TTL_SECONDS, 3600),
     webhooks: {
       timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
       retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),

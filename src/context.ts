@@ -1,13 +1,15 @@
 import type { Config } from './config.ts';
 import type { Database, Db } from './db/client.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { ObjectStore } from './storage/objectStore.ts';
 
-/** What every module is given: configuration, the database, the job queue (and, as they land, the object store). */
+/** What every module is given: configuration, the database, the job queue and the object store. */
 export interface PlatformContext {
   config: Config;
   database: Database;
   db: Db;
   jobs: JobQueue;
+  store: ObjectStore;
 }
 
 /**

@@ -7,9 +7,12 @@ import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext, WorkerStarter } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { startWebhookDispatcher } from './modules/notifications/dispatcher.ts';
+import { openObjectStore } from './storage/open.ts';
+import { startFileWorkers } from './modules/vod/files.jobs.ts';
+import { startAssetWorkers } from './modules/vod/assets/jobs.ts';
 
 /** Each module's workers; a module with job handlers adds its starter here. */
-const WORKERS: WorkerStarter[] = [startWebhookDispatcher];
+const WORKERS: WorkerStarter[] = [startWebhookDispatcher, startFileWorkers, startAssetWorkers];
 
 export interface Platform {
   app: FastifyInstance;
@@ -29,7 +32,8 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
     database = await openDatabase(config);
     await database.migrate();
     jobs = await JobQueue.start(database);
-    const ctx: PlatformContext = { config, database, db: database.db, jobs };
+    const store = await openObjectStore(config);
+    const ctx: PlatformContext = { config, database, db: database.db, jobs, store };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });

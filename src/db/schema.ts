@@ -3,3 +3,5 @@ export * from './tenants.ts';
 export * from '../modules/admin/tables.ts';
 export * from '../modules/core/tables.ts';
 export * from '../modules/notifications/tables.ts';
+export * from '../modules/vod/files.tables.ts';
+export * from '../modules/vod/assets/tables.ts';

@@ -21,9 +21,14 @@ export interface ObjectStore {
   readonly bucket: string;
   /** `s3://bucket/key` on S3, `file:///abs/path` on fs. */
   uri(key: string): string;
+  /** Where the object lives as an address: its HTTP URL on S3, its absolute path on fs. */
+  location(key: string): string;
+  /** The smallest size of any part but the last in a multipart upload (S3: 5 MiB; fs: no minimum). */
+  readonly minPartSize: number;
 
   // Multipart upload: clients PUT parts straight to presigned URLs.
-  createMultipartUpload(key: string, contentType?: string): Promise<{ uploadId: string }>;
+  /** `partSize`, when every part but the last has it, lets the embedded store write parts in place (no copy at completion). */
+  createMultipartUpload(key: string, contentType?: string, partSize?: number): Promise<{ uploadId: string }>;
   presignUploadPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string>;
   listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]>;
   completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;
@@ -43,3 +48,25 @@ export interface ObjectStore {
   /** Deletes every object under a prefix (an asset's outputs, a tenant's files). */
   deletePrefix(prefix: string): Promise<void>;
 }
+
+/** The store's own refusals that callers turn into API errors (S3 error codes, shared by both back ends). */
+export type StoreErrorCode = 'NoSuchUpload' | 'InvalidPart' | 'InvalidPartOrder' | 'EntityTooSmall' | 'NoSuchKey';
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Keys are relative paths without `.`/`..` segments; anything else is a programming error, never user input. */
+export function assertKey(key: string): void {
+  if (!key || key.startsWith('/') || key.includes('\\') || key.includes('\0') || key.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    throw new Error(`invalid object key "${key}"`);
+  }
+}
+
+/** ETags compare without their quotes and case (clients echo them in every form). */
+export const normalizeETag = (eTag: string): string => eTag.replace(/"/g, '').trim().toLowerCase();

@@ -2,7 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
-import type { PlatformContext } from '../../../context.ts';
+import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import type { JobSpec } from '../../../jobs/queue.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
@@ -189,12 +189,23 @@ export function transcodeJobSpec(ctx: PlatformContext): JobSpec<TranscodeJob> {
   };
 }
 
-export async function startAssetWorkers(ctx: PlatformContext): Promise<void> {
-  const spec = transcodeJobSpec(ctx);
-  await ctx.jobs.define(spec);
-  await ctx.jobs.work(spec);
-  const interval = Number(process.env.MEDIAPLANE_SWEEP_INTERVAL_MS ?? 10_000);
-  const timer = setInterval(() => void sweep(ctx).catch((e) => console.error('[vod sweep]', e.message)), interval);
-  timer.unref();
-  void sweep(ctx).catch(() => {});
+/** Creates the transcode queue; every role calls it, because the API enqueues in its own transactions. */
+export async function defineAssetJobs(ctx: PlatformContext): Promise<void> {
+  await ctx.jobs.define(transcodeJobSpec(ctx));
 }
+
+/** Transcode workers, and the sweeper that re-queues orphaned outputs and removes expired ones. */
+export const startAssetWorkers: WorkerStarter = async (ctx) => {
+  await ctx.jobs.work(transcodeJobSpec(ctx));
+  const interval = Number(process.env.MEDIAPLANE_SWEEP_INTERVAL_MS ?? 10_000);
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = sweep(ctx).catch((e) => console.error('[vod sweep]', (e as Error).message));
+  };
+  const timer = setInterval(tick, interval);
+  tick();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+};

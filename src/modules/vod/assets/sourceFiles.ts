@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/client.ts';
+import { findFile, linkAssetToFiles, toTranscodingTrack, unlinkAsset } from '../files.service.ts';
 import type { TranscodingTrackRow } from './tables.ts';
 
 /** What the assets module needs to know of an uploaded file. */
@@ -13,9 +14,14 @@ export interface SourceFile {
   tracks: TranscodingTrackRow[];
 }
 
-// Filled in against the VOD files module's service when it lands.
-export async function loadSourceFiles(_db: Queryable, _tenantId: string, _ids: string[]): Promise<Map<string, SourceFile>> {
-  throw new Error('VOD files module not merged yet');
+export async function loadSourceFiles(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, SourceFile>> {
+  const found = new Map<string, SourceFile>();
+  for (const id of new Set(ids)) {
+    const f = await findFile(db, tenantId, id);
+    if (f) found.set(id, { id: f.id, status: f.status, fileKey: f.fileKey, extension: f.extension, durationMs: f.durationMs, fileTypes: f.fileTypes, tracks: f.tracks.map(toTranscodingTrack) });
+  }
+  return found;
 }
-export async function linkAssetToFiles(_tx: Queryable, _tenantId: string, _assetId: string, _fileIds: string[]): Promise<void> {}
-export async function unlinkAssetFromFiles(_tx: Queryable, _tenantId: string, _assetId: string): Promise<void> {}
+
+export { linkAssetToFiles };
+export const unlinkAssetFromFiles = unlinkAsset;

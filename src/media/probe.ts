@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import type { FileType } from './fileTypes.ts';
+import { normalizeLanguage } from './languages.ts';
+
+export type TrackType = 'Video' | 'Audio' | 'Caption';
+
+/** One track of a media file, in the spec's TranscodingTrack terms plus what the pipeline needs to plan a ladder. */
+export interface MediaTrack {
+  /** ffprobe's stream index: what `-map 0:<trackId>` selects. */
+  trackId: string;
+  type: TrackType;
+  language?: string;
+  name: string;
+  codec: string;
+  width?: number;
+  height?: number;
+  channels?: number;
+  sampleRate?: number;
+}
+
+export interface MediaInfo {
+  formatName: string;
+  durationMs?: number;
+  /** Video when there is a picture, Audio when there is sound only, Caption for subtitle files. */
+  fileType: FileType;
+  tracks: MediaTrack[];
+}
+
+/** ffprobe could not read the input as media (not a media file, or damaged). */
+export class NotMediaError extends Error {}
+
+const FFPROBE = () => process.env.FFPROBE_PATH || 'ffprobe';
+const TYPES: Record<string, TrackType> = { video: 'Video', audio: 'Audio', subtitle: 'Caption' };
+/** Below this, ffprobe guessed a format from a few matching bytes (random data can look like MP3): not media. */
+const MIN_PROBE_SCORE = 25;
+
+interface FfprobeStream {
+  index: number;
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  channels?: number;
+  sample_rate?: string;
+  disposition?: Record<string, number>;
+  tags?: Record<string, string>;
+}
+
+interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; duration?: string; probe_score?: number };
+}
+
+function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
+  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', input];
+  return new Promise((resolve, reject) => {
+    execFile(FFPROBE(), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new Error(`ffprobe was not found (${FFPROBE()}); install ffmpeg or set FFPROBE_PATH`));
+        if (error.killed) return reject(new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`));
+        return reject(new NotMediaError(stderr.trim().split('\n').at(-1) || 'ffprobe could not read the file'));
+      }
+      try {
+        resolve(JSON.parse(stdout) as FfprobeOutput);
+      } catch {
+        reject(new NotMediaError('ffprobe gave no readable answer'));
+      }
+    });
+  });
+}
+
+/** Reads a media file's tracks and duration with ffprobe; `input` is a local path or a URL ffprobe can open. */
+export async function probeMedia(input: string, { timeoutMs = 30_000 } = {}): Promise<MediaInfo> {
+  const out = await run(input, timeoutMs);
+  if ((out.format?.probe_score ?? 0) < MIN_PROBE_SCORE) throw new NotMediaError('the file is not in a media format ffprobe recognises');
+  const counts: Record<TrackType, number> = { Video: 0, Audio: 0, Caption: 0 };
+  const tracks: MediaTrack[] = [];
+  for (const s of out.streams ?? []) {
+    const type = TYPES[s.codec_type ?? ''];
+    // Cover art travels as a one-frame video stream; it is no video track.
+    if (!type || s.disposition?.attached_pic) continue;
+    counts[type]++;
+    const language = normalizeLanguage(s.tags?.language);
+    tracks.push({
+      trackId: String(s.index),
+      type,
+      ...(language ? { language } : {}),
+      name: s.tags?.title || `${type} ${counts[type]}`,
+      codec: s.codec_name ?? 'unknown',
+      ...(type === 'Video' ? { width: s.width, height: s.height } : {}),
+      ...(type === 'Audio' ? { channels: s.channels, sampleRate: Number(s.sample_rate) || undefined } : {}),
+    });
+  }
+  if (!tracks.length) throw new NotMediaError('the file has no video, audio or subtitle track');
+  const seconds = Number(out.format?.duration);
+  return {
+    formatName: out.format?.format_name ?? 'unknown',
+    durationMs: Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : undefined,
+    fileType: counts.Video ? 'Video' : counts.Audio ? 'Audio' : 'Caption',
+    tracks,
+  };
+}

@@ -1,0 +1,71 @@
+import { and, count, eq, inArray } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.ts';
+import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
+import { validationError } from '../../platform/errors.ts';
+import { arrayParam, dateRange, hasAllAttributes, hasAllTags, textSearch } from '../../platform/filters.ts';
+import { isUuid } from '../../platform/ids.ts';
+import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
+import { FILE_STATUSES, presentSummary } from './files.service.ts';
+import { vodFiles } from './files.tables.ts';
+
+export interface FileListRequest extends PageRequest {
+  fileType?: string;
+  status?: string;
+  statuses?: string[];
+  ids?: string[];
+  createDateStart?: string;
+  createDateEnd?: string;
+  lastModificationDateStart?: string;
+  lastModificationDateEnd?: string;
+  tags?: string[];
+  attributes?: string[];
+  allowedExtensionsFile?: string[];
+}
+
+const SORTS = {
+  CreateDate: vodFiles.createDate,
+  LastModificationDate: vodFiles.lastModificationDate,
+  FileSize: vodFiles.fileSize,
+  'Metadata.FriendlyName': vodFiles.friendlyName,
+  FriendlyName: vodFiles.friendlyName,
+  Name: vodFiles.name,
+  Status: vodFiles.status,
+  Id: vodFiles.id,
+};
+
+/** A value from a closed list, matched case-insensitively and answered in the list's own spelling. */
+function oneOf(field: string, value: string, allowed: readonly string[]): string {
+  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!found) throw validationError(field, `"${value}" is not one of ${allowed.join(', ')}`);
+  return found;
+}
+
+export async function listFiles(db: Queryable, tenantId: string, req: FileListRequest) {
+  const fileTypes = Object.keys(FILE_TYPE_EXTENSIONS);
+  const statuses = [...(req.status ? [req.status] : []), ...arrayParam(req.statuses)].map((s) => oneOf('statuses', s, FILE_STATUSES));
+  const ids = arrayParam(req.ids);
+  const bad = ids.find((id) => !isUuid(id));
+  if (bad) throw validationError('ids', `"${bad}" is not a uuid`);
+  const extensions = arrayParam(req.allowedExtensionsFile).map((e) => (e.startsWith('.') ? e : `.${e}`).toLowerCase());
+
+  const where = and(
+    eq(vodFiles.tenantId, tenantId),
+    req.fileType ? eq(vodFiles.fileTypes, oneOf('fileType', req.fileType, fileTypes)) : undefined,
+    statuses.length ? inArray(vodFiles.status, statuses) : undefined,
+    ids.length ? inArray(vodFiles.id, ids) : undefined,
+    dateRange(vodFiles.createDate, req.createDateStart, req.createDateEnd),
+    dateRange(vodFiles.lastModificationDate, req.lastModificationDateStart, req.lastModificationDateEnd),
+    hasAllTags(vodFiles.tags, req.tags),
+    hasAllAttributes(vodFiles.attributes, req.attributes),
+    extensions.length ? inArray(vodFiles.extension, extensions) : undefined,
+    textSearch(req.query, vodFiles.name, vodFiles.friendlyName),
+  );
+  const order = orderBy(req, SORTS, 'CreateDate', vodFiles.id);
+  const { limit, offset } = pageWindow(req);
+  const [rows, [{ total }]] = await Promise.all([
+    db.select().from(vodFiles).where(where).orderBy(...order).limit(limit).offset(offset),
+    db.select({ total: count() }).from(vodFiles).where(where),
+  ]);
+  return envelope(rows.map(presentSummary), total, req);
+}
+

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { PlatformContext } from '../../context.ts';
+import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
+import { LANGUAGES } from '../../media/languages.ts';
+import { MultiDeleteBody, MultiDeleteResult } from '../../platform/multiDelete.ts';
+import { withErrors } from '../../platform/schemas.ts';
+import { listFiles } from './files.list.ts';
+import * as s from './files.schemas.ts';
+import * as files from './files.service.ts';
+
+export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
+  const tags = ['VOD files'];
+  const conflict = { 409: Type.Ref('Error') };
+
+  app.post('/vod/v1/files/start', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Start file upload', body: s.StartBody, response: withErrors({ 200: s.StartResult }) },
+  }, (req) => files.startUpload(ctx, req.principal.tenantId, req.body));
+
+  app.get('/vod/v1/files/:id/part/:partNumber', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Get next part upload URL', params: s.PartParams, response: withErrors({ 200: s.PartUrl, ...conflict }) },
+  }, (req) => files.partUrl(ctx, req.principal.tenantId, req.params.id, req.params.partNumber));
+
+  app.post('/vod/v1/files/complete', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Finish file upload', body: s.CompleteBody, response: withErrors({ 200: s.CompleteResult, ...conflict }) },
+  }, (req) => files.completeUpload(ctx, req.principal.tenantId, req.body.fileId, req.body.parts));
+
+  app.post('/vod/v1/files/:id/cancel', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Cancel file upload', params: s.FileIdParams, response: withErrors({ 204: { type: 'null' }, ...conflict }) },
+  }, async (req, reply) => {
+    // The body is optional (`delete` false when absent), so it is read here rather than required by a schema.
+    const body = (req.body ?? {}) as { delete?: unknown };
+    await files.cancelUpload(ctx, req.principal.tenantId, req.params.id, body.delete === true || body.delete === 'true');
+    return reply.status(204).send();
+  });
+
+  app.get('/vod/v1/files/:id', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get file', params: s.FileIdParams, response: withErrors({ 200: s.UploadedFile }) },
+  }, (req) => files.getFile(ctx, req.principal.tenantId, req.params.id));
+
+  app.patch('/vod/v1/files/:id', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Update file', params: s.FileIdParams, body: s.PatchBody, response: withErrors({ 200: s.FileSummary }) },
+  }, (req) => files.updateFile(ctx, req.principal.tenantId, req.params.id, req.body));
+
+  app.delete('/vod/v1/files/:id', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Delete file', params: s.FileIdParams, response: withErrors({ 200: s.DeleteResult }) },
+  }, (req) => files.deleteFile(ctx, req.principal.tenantId, req.params.id));
+
+  app.post('/vod/v1/files/deletemany', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Delete multiple files', body: MultiDeleteBody, response: withErrors({ 200: MultiDeleteResult }) },
+  }, (req) => files.deleteFiles(ctx, req.principal.tenantId, req.body));
+
+  app.get('/vod/v1/files', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'List files', querystring: s.FileListQuery, response: withErrors({ 200: s.FileList }) },
+  }, (req) => listFiles(ctx.db, req.principal.tenantId, req.query));
+
+  app.get('/vod/v1/files/:id/preview', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get file preview URL', params: s.FileIdParams, response: withErrors({ 200: s.Preview, ...conflict }) },
+  }, (req) => files.previewLink(ctx, req.principal.tenantId, req.params.id));
+
+  app.post('/vod/v1/files/:id/detect', {
+    config: { access: 'write' },
+    schema: { tags, summary: 'Detect media tracks', params: s.FileIdParams, response: withErrors({ 200: s.Tracks, ...conflict }) },
+  }, (req) => files.detectTracks(ctx, req.principal.tenantId, req.params.id));
+
+  app.get('/vod/v1/files/:id/duration', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get file duration', params: s.FileIdParams, response: withErrors({ 200: s.Duration, ...conflict }) },
+  }, (req) => files.fileDuration(ctx, req.principal.tenantId, req.params.id));
+
+  app.get('/vod/v1/filetypes', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get file types', response: withErrors({ 200: s.FileTypes }) },
+  }, async () => ({ fileTypes: FILE_TYPE_EXTENSIONS }));
+
+  app.get('/vod/v1/languages', {
+    config: { access: 'read' },
+    schema: { tags, summary: 'Get languages', response: withErrors({ 200: s.Languages }) },
+  }, async () => ({ languages: LANGUAGES }));
+};

@@ -1,0 +1,357 @@
+import { extname } from 'node:path';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import type { Queryable } from '../../db/client.ts';
+import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
+import { NotMediaError, probeMedia, type MediaInfo, type MediaTrack } from '../../media/probe.ts';
+import { ApiError, notFound } from '../../platform/errors.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
+import { multiDelete } from '../../platform/multiDelete.ts';
+import { contentTypeOf } from '../../storage/contentTypes.ts';
+import { StoreError } from '../../storage/objectStore.ts';
+import { recordEvent } from '../notifications/events.ts';
+import { checkParts, planParts, type PartPlan } from './files.parts.ts';
+import { vodFiles } from './files.tables.ts';
+
+export type FileRow = typeof vodFiles.$inferSelect;
+export const FILE_STATUSES = ['Uploading', 'Completed', 'Error'] as const;
+export const EXPIRE_UPLOAD_JOB = 'vod-file-expire-upload';
+export interface ExpireUploadJob {
+  tenantId: string;
+  fileId: string;
+}
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+function fileTypeOfExtension(ext: string): FileType | undefined {
+  return (Object.keys(FILE_TYPE_EXTENSIONS) as FileType[]).find((t) => (FILE_TYPE_EXTENSIONS[t] as readonly string[]).includes(ext));
+}
+
+/** The last path segment of a client's file name, reduced to characters that are safe in every store's keys. */
+function safeName(name: string): string {
+  const base = name.split(/[\\/]/).pop()!.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '');
+  const ext = extname(base);
+  return (base.length > 200 ? base.slice(0, 200 - ext.length) + ext : base) || 'file';
+}
+
+const fileNotFound = (id: string) => notFound('file_not_found', 'File', id);
+const notUploading = (row: FileRow) =>
+  new ApiError(409, 'file_not_uploading', `File ${row.id} is ${row.status}; only a file in status Uploading takes parts, completion or cancellation`);
+const notCompleted = (row: FileRow) => new ApiError(409, 'file_not_completed', `File ${row.id} is ${row.status}; its upload has not been completed`);
+
+/** Another tenant's file, a malformed id and a missing file are all the same: not found. */
+async function findRow(db: Queryable, tenantId: string, id: string): Promise<FileRow> {
+  const row = await findFile(db, tenantId, id);
+  if (!row) throw fileNotFound(id);
+  return row;
+}
+
+const planOf = (row: FileRow): PartPlan => ({
+  partSize: row.partSize,
+  partsCount: row.partsCount,
+  lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize,
+});
+
+export const toTranscodingTrack = (t: MediaTrack) => ({
+  trackSelector: { trackId: t.trackId },
+  type: t.type,
+  ...(t.language ? { language: t.language } : {}),
+  name: t.name,
+});
+
+export function presentFile(ctx: PlatformContext, row: FileRow) {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    fileKey: row.fileKey,
+    metadata: row.metadata,
+    status: row.status,
+    createDate: row.createDate,
+    lastModificationDate: row.lastModificationDate,
+    vodAssets: row.vodAssets,
+    fileTypes: row.fileTypes,
+    fileSize: row.fileSize,
+    s3Uri: ctx.store.uri(row.fileKey),
+    location: ctx.store.location(row.fileKey),
+    bucket: ctx.store.bucket,
+    orginalFileName: row.orginalFileName,
+    name: row.name,
+    friendlyName: row.friendlyName,
+    tags: row.tags,
+    attributes: row.attributes,
+    tracks: row.tracks.map(toTranscodingTrack),
+  };
+}
+
+export const presentSummary = (row: FileRow) => ({
+  id: row.id,
+  fileKey: row.fileKey,
+  status: row.status,
+  fileSize: row.fileSize,
+  name: row.name,
+  friendlyName: row.friendlyName,
+  tags: row.tags,
+  attributes: row.attributes,
+  metadata: row.metadata,
+  fileTypes: row.fileTypes,
+  createDate: row.createDate,
+  lastModificationDate: row.lastModificationDate,
+});
+
+// --- upload ---------------------------------------------------------------------------------------------------------
+
+export interface StartRequest {
+  name: string;
+  friendlyName: string;
+  fileSize: number;
+  metadata?: Record<string, string>;
+  tags?: string[];
+  attributes?: string[];
+}
+
+export async function startUpload(ctx: PlatformContext, tenantId: string, req: StartRequest) {
+  const extension = extname(req.name).toLowerCase();
+  const fileTypes = fileTypeOfExtension(extension);
+  if (!fileTypes) {
+    throw new ApiError(400, 'unsupported_file_type', `name: "${extension || 'no extension'}" is not an accepted file type; see GET /vod/v1/filetypes`, [
+      { field: 'name', message: 'has an extension that is not accepted' },
+    ]);
+  }
+  const plan = planParts(req.fileSize, ctx.store.minPartSize, ctx.config.uploadPartSize);
+  const id = newId();
+  const fileKey = `tenants/${tenantId}/files/${id}/${safeName(req.name)}`;
+  const { uploadId } = await ctx.store.createMultipartUpload(fileKey, contentTypeOf(fileKey), plan.partSize);
+  // Dates in milliseconds, as answered: a date read from a file is an exact bound for the list's date filters.
+  const now = new Date();
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await tx.insert(vodFiles).values({
+        id,
+        createDate: now,
+        lastModificationDate: now,
+        tenantId,
+        name: req.name,
+        friendlyName: req.friendlyName,
+        orginalFileName: req.name,
+        extension,
+        fileKey,
+        fileSize: req.fileSize,
+        status: 'Uploading',
+        fileTypes,
+        metadata: req.metadata ?? {},
+        tags: req.tags ?? [],
+        attributes: req.attributes ?? [],
+        uploadId,
+        partSize: plan.partSize,
+        partsCount: plan.partsCount,
+      });
+      await recordEvent(tx, tenantId, 'vod.file.created', { id, name: req.name, fileSize: req.fileSize });
+      await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, now) });
+    });
+  } catch (e) {
+    await ctx.store.abortMultipartUpload(fileKey, uploadId).catch(() => {});
+    throw e;
+  }
+  const ttl = ctx.config.uploadUrlTtlSeconds;
+  const multipartUrls = await Promise.all(
+    Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(fileKey, uploadId, i + 1, ttl)),
+  );
+  return { fileId: id, multipartUrls, fileKey, ...plan };
+}
+
+const uploadDeadline = (ctx: PlatformContext, start: Date) => new Date(start.getTime() + ctx.config.uploadTtlHours * 3_600_000);
+
+export async function partUrl(ctx: PlatformContext, tenantId: string, id: string, partNumber: number) {
+  const row = await findRow(ctx.db, tenantId, id);
+  if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
+  if (partNumber > row.partsCount) throw new ApiError(400, 'upload_part_invalid', `this upload has ${row.partsCount} parts; there is no part ${partNumber}`);
+  return { url: await ctx.store.presignUploadPart(row.fileKey, row.uploadId, partNumber, ctx.config.uploadUrlTtlSeconds) };
+}
+
+export async function completeUpload(ctx: PlatformContext, tenantId: string, fileId: string, requested: { partNumber: number; eTag?: string }[]) {
+  const row = await findRow(ctx.db, tenantId, fileId);
+  if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
+  try {
+    const parts = checkParts(planOf(row), requested, await ctx.store.listParts(row.fileKey, row.uploadId));
+    await ctx.store.completeMultipartUpload(row.fileKey, row.uploadId, parts);
+  } catch (e) {
+    if (e instanceof StoreError) throw storeRefusal(row, e);
+    throw e;
+  }
+  const info = await probeStored(ctx, row.fileKey).catch((e) => {
+    if (e instanceof NotMediaError) return undefined;
+    throw e;
+  });
+  const [done] = await ctx.db.transaction(async (tx) => {
+    const updated = await tx
+      .update(vodFiles)
+      .set({
+        status: 'Completed',
+        uploadId: null,
+        lastModificationDate: new Date(),
+        ...(info ? { fileTypes: info.fileType, tracks: info.tracks, durationMs: info.durationMs ?? null } : {}),
+      })
+      .where(and(eq(vodFiles.id, row.id), eq(vodFiles.status, 'Uploading')))
+      .returning();
+    if (updated.length) await recordEvent(tx, tenantId, 'vod.file.completed', { id: row.id, fileSize: row.fileSize, fileTypes: updated[0].fileTypes });
+    return updated;
+  });
+  if (!done) throw notUploading(await findRow(ctx.db, tenantId, fileId));
+  return { fileId: row.id, fileKey: row.fileKey };
+}
+
+function storeRefusal(row: FileRow, e: StoreError): ApiError {
+  switch (e.code) {
+    case 'NoSuchUpload':
+      return new ApiError(409, 'file_not_uploading', `The upload of file ${row.id} is no longer open in the store`);
+    case 'EntityTooSmall':
+      return new ApiError(400, 'upload_part_too_small', `The store refused the parts as too small: ${e.message}`);
+    default:
+      return new ApiError(400, 'upload_part_invalid', `The store refused the parts: ${e.message}`);
+  }
+}
+
+async function probeStored(ctx: PlatformContext, fileKey: string): Promise<MediaInfo> {
+  return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS });
+}
+
+export async function cancelUpload(ctx: PlatformContext, tenantId: string, id: string, deleteFile: boolean): Promise<void> {
+  const row = await findRow(ctx.db, tenantId, id);
+  if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
+  if (deleteFile) return void (await removeFile(ctx, row, 'cancelled'));
+  await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
+  await ctx.db.transaction(async (tx) => {
+    const updated = await tx
+      .update(vodFiles)
+      .set({ status: 'Error', uploadId: null, lastModificationDate: new Date() })
+      .where(and(eq(vodFiles.id, row.id), eq(vodFiles.status, 'Uploading')))
+      .returning({ id: vodFiles.id });
+    if (updated.length) await recordEvent(tx, tenantId, 'vod.file.failed', { id: row.id, reason: 'cancelled' });
+  });
+}
+
+/** Frees the file's storage first, then drops the row: a failure half way leaves a row that can be deleted again. */
+async function removeFile(ctx: PlatformContext, row: FileRow, reason: string): Promise<string> {
+  if (row.uploadId) await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
+  await ctx.store.deletePrefix(`tenants/${row.tenantId}/files/${row.id}/`);
+  await ctx.db.transaction(async (tx) => {
+    const gone = await tx.delete(vodFiles).where(and(eq(vodFiles.tenantId, row.tenantId), eq(vodFiles.id, row.id))).returning({ id: vodFiles.id });
+    if (gone.length) await recordEvent(tx, row.tenantId, 'vod.file.deleted', { id: row.id, fileKey: row.fileKey, reason });
+  });
+  return row.fileKey;
+}
+
+/** The sweeper's job: an upload still not completed at its deadline is deleted and its storage freed. */
+export async function expireUpload(ctx: PlatformContext, { tenantId, fileId }: ExpireUploadJob): Promise<void> {
+  const row = await findFile(ctx.db, tenantId, fileId);
+  if (!row || row.status !== 'Uploading') return;
+  const deadline = uploadDeadline(ctx, row.createDate);
+  // The TTL was raised since the upload started: look again at the new deadline.
+  if (deadline.getTime() > Date.now()) return void (await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId }, { startAfter: deadline }));
+  await removeFile(ctx, row, 'upload_expired');
+}
+
+// --- file operations ------------------------------------------------------------------------------------------------
+
+export async function getFile(ctx: PlatformContext, tenantId: string, id: string) {
+  return presentFile(ctx, await findRow(ctx.db, tenantId, id));
+}
+
+export interface PatchRequest {
+  metadata?: Record<string, string>;
+  name?: string;
+  friendlyName?: string;
+  tags?: string[];
+  attributes?: string[];
+}
+
+export async function updateFile(ctx: PlatformContext, tenantId: string, id: string, patch: PatchRequest) {
+  const row = await findRow(ctx.db, tenantId, id);
+  const changes = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && ['metadata', 'name', 'friendlyName', 'tags', 'attributes'].includes(k)));
+  if (!Object.keys(changes).length) return presentSummary(row);
+  const updated = await ctx.db.transaction(async (tx) => {
+    const [u] = await tx
+      .update(vodFiles)
+      .set({ ...changes, lastModificationDate: new Date() })
+      .where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, row.id)))
+      .returning();
+    if (!u) throw fileNotFound(id);
+    await recordEvent(tx, tenantId, 'vod.file.updated', { id: row.id, changed: Object.keys(changes) });
+    return u;
+  });
+  return presentSummary(updated);
+}
+
+export async function deleteFile(ctx: PlatformContext, tenantId: string, id: string) {
+  return { deletedFileKey: await removeFile(ctx, await findRow(ctx.db, tenantId, id), 'deleted') };
+}
+
+export function deleteFiles(ctx: PlatformContext, tenantId: string, ids: string[]) {
+  return multiDelete(ids, async (id) => void (await deleteFile(ctx, tenantId, id)));
+}
+
+export async function previewLink(ctx: PlatformContext, tenantId: string, id: string) {
+  const row = await findRow(ctx.db, tenantId, id);
+  if (row.status !== 'Completed') throw notCompleted(row);
+  const ttl = ctx.config.previewTtlSeconds;
+  return { link: await ctx.store.presignGet(row.fileKey, ttl), expirationDate: new Date(Date.now() + ttl * 1000) };
+}
+
+/** Reads the file's media facts again and keeps them: tracks, duration and file type. */
+async function detect(ctx: PlatformContext, tenantId: string, id: string): Promise<FileRow> {
+  const row = await findRow(ctx.db, tenantId, id);
+  if (row.status !== 'Completed') throw notCompleted(row);
+  let info: MediaInfo;
+  try {
+    info = await probeStored(ctx, row.fileKey);
+  } catch (e) {
+    if (e instanceof NotMediaError) throw new ApiError(400, 'file_not_media', `File ${id} is not a media file ffprobe can read: ${e.message}`);
+    throw e;
+  }
+  const [updated] = await ctx.db
+    .update(vodFiles)
+    .set({ tracks: info.tracks, durationMs: info.durationMs ?? null, fileTypes: info.fileType })
+    .where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, row.id)))
+    .returning();
+  return updated ?? row;
+}
+
+export async function detectTracks(ctx: PlatformContext, tenantId: string, id: string) {
+  return { tracks: (await detect(ctx, tenantId, id)).tracks.map(toTranscodingTrack) };
+}
+
+export async function fileDuration(ctx: PlatformContext, tenantId: string, id: string) {
+  let row = await findRow(ctx.db, tenantId, id);
+  if (row.durationMs === null) row = await detect(ctx, tenantId, id);
+  if (row.durationMs === null) throw new ApiError(400, 'file_duration_unknown', `File ${id} has no duration (a caption file, or a stream without timing)`);
+  return { duration: row.durationMs };
+}
+
+// --- for the assets module ------------------------------------------------------------------------------------------
+
+/** A file as the assets module needs it (key, status, tracks); undefined when the tenant has no such file. */
+export async function findFile(db: Queryable, tenantId: string, id: string): Promise<FileRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db.select().from(vodFiles).where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, id)));
+  return row;
+}
+
+/** Records that an asset uses these files (call inside the asset's transaction); returns the ids that exist. */
+export async function linkAssetToFiles(tx: Queryable, tenantId: string, assetId: string, fileIds: string[]): Promise<string[]> {
+  const ids = fileIds.filter(isUuid);
+  if (!ids.length) return [];
+  const rows = await tx
+    .update(vodFiles)
+    .set({ vodAssets: sql`case when ${assetId} = any(${vodFiles.vodAssets}) then ${vodFiles.vodAssets} else array_append(${vodFiles.vodAssets}, ${assetId}::text) end` })
+    .where(and(eq(vodFiles.tenantId, tenantId), inArray(vodFiles.id, ids)))
+    .returning({ id: vodFiles.id });
+  return rows.map((r) => r.id);
+}
+
+/** Forgets an asset on every file that listed it (the asset was deleted). */
+export async function unlinkAsset(tx: Queryable, tenantId: string, assetId: string): Promise<void> {
+  await tx
+    .update(vodFiles)
+    .set({ vodAssets: sql`array_remove(${vodFiles.vodAssets}, ${assetId}::text)` })
+    .where(and(eq(vodFiles.tenantId, tenantId), sql`${assetId} = any(${vodFiles.vodAssets})`));
+}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { contentTypeOf } from './contentTypes.ts';
+import { FsUploads } from './fsUploads.ts';
+import { assertKey, StoreError, type ObjectInfo, type ObjectStore, type UploadedPart } from './objectStore.ts';
+import type { UrlSigner } from './signing.ts';
+
+/**
+ * The embedded store: objects are files under `<dataDir>/objects/<key>`, multipart uploads live under
+ * `<dataDir>/uploads` (fsUploads.ts). The platform serves the signed URLs itself (routes.ts).
+ */
+export class FsObjectStore implements ObjectStore {
+  readonly kind = 'fs' as const;
+  readonly minPartSize = 1;
+  readonly bucket: string;
+  private readonly uploads: FsUploads;
+
+  constructor(
+    dataDir: string,
+    private readonly signer: UrlSigner,
+    /** Read per call: the public URL is only known once the server listens (port 0 in tests). */
+    private readonly publicUrl: () => URL,
+  ) {
+    this.bucket = join(dataDir, 'objects');
+    this.uploads = new FsUploads(join(dataDir, 'uploads'));
+  }
+
+  path(key: string): string {
+    assertKey(key);
+    return join(this.bucket, key);
+  }
+
+  uri(key: string): string {
+    return pathToFileURL(this.path(key)).href;
+  }
+
+  location(key: string): string {
+    return this.path(key);
+  }
+
+  // --- multipart upload (fsUploads.ts) ----------------------------------------------------------------------------
+
+  createMultipartUpload(key: string, contentType?: string, partSize?: number): Promise<{ uploadId: string }> {
+    assertKey(key);
+    return this.uploads.create(key, contentType, partSize).then((uploadId) => ({ uploadId }));
+  }
+
+  async presignUploadPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
+    const expires = Math.floor(Date.now() / 1000) + expiresInSeconds;
+    const url = new URL(`/storage/v1/upload/${encodeKey(key)}`, this.publicUrl());
+    url.searchParams.set('uploadId', uploadId);
+    url.searchParams.set('partNumber', String(partNumber));
+    url.searchParams.set('expires', String(expires));
+    url.searchParams.set('signature', this.signer.sign(['PUT', key, uploadId, partNumber, expires]));
+    return url.href;
+  }
+
+  verifyPartUrl(key: string, uploadId: string, partNumber: number, expires: number, signature: string): boolean {
+    return this.signer.verify(['PUT', key, uploadId, partNumber, expires], signature);
+  }
+
+  /** Streams one part to disk (what a signed part URL's PUT does). */
+  receivePart(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
+    return this.uploads.receive(key, uploadId, partNumber, body);
+  }
+
+  listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]> {
+    return this.uploads.list(key, uploadId);
+  }
+
+  completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    return this.uploads.complete(key, uploadId, parts, this.path(key));
+  }
+
+  abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
+    return this.uploads.abort(uploadId);
+  }
+
+  // --- objects ----------------------------------------------------------------------------------------------------
+
+  /** Writes beside the target and renames, so that readers never see half an object. */
+  private async writeAtomically(key: string, write: (tmp: string) => Promise<void>): Promise<void> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const tmp = `${target}.${randomUUID()}.tmp`;
+    try {
+      await write(tmp);
+      await rename(tmp, target);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  async putObject(key: string, body: Buffer | Readable | string): Promise<void> {
+    await this.writeAtomically(key, (tmp) =>
+      body instanceof Readable ? pipeline(body, createWriteStream(tmp)) : writeFile(tmp, body),
+    );
+  }
+
+  async putFile(key: string, localPath: string): Promise<void> {
+    await this.writeAtomically(key, (tmp) => copyFile(localPath, tmp));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const s = await stat(this.path(key)).catch(() => undefined);
+    return s?.isFile() ? { size: s.size, contentType: contentTypeOf(key) } : undefined;
+  }
+
+  async getStream(key: string, range?: { start: number; end?: number }): Promise<Readable> {
+    const path = this.path(key);
+    if (!(await this.head(key))) throw new StoreError('NoSuchKey', `object ${key} does not exist`);
+    return createReadStream(path, range ? { start: range.start, end: range.end } : {});
+  }
+
+  async readableLocation(key: string): Promise<string> {
+    return this.path(key);
+  }
+
+  async presignGet(key: string, expiresInSeconds: number, downloadName?: string): Promise<string> {
+    const expires = Math.floor(Date.now() / 1000) + expiresInSeconds;
+    const url = new URL(`/storage/v1/object/${encodeKey(key)}`, this.publicUrl());
+    url.searchParams.set('expires', String(expires));
+    if (downloadName) url.searchParams.set('filename', downloadName);
+    url.searchParams.set('signature', this.signer.sign(['GET', key, expires, downloadName ?? '']));
+    return url.href;
+  }
+
+  verifyGetUrl(key: string, expires: number, downloadName: string | undefined, signature: string): boolean {
+    return this.signer.verify(['GET', key, expires, downloadName ?? ''], signature);
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    const slash = prefix.lastIndexOf('/');
+    const dir = slash < 0 ? '' : prefix.slice(0, slash);
+    const start = prefix.slice(slash + 1);
+    if (dir) assertKey(dir);
+    const parent = join(this.bucket, dir);
+    const names = await readdir(parent).catch(() => [] as string[]);
+    for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+export const encodeKey = (key: string): string => key.split('/').map(encodeURIComponent).join('/');

@@ -1,0 +1,236 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { normalizeETag, StoreError, type UploadedPart } from './objectStore.ts';
+
+/** S3 refuses parts above 5 GiB; so does the embedded store, so that one client works against both. */
+export const MAX_PART_SIZE = 5 * 1024 ** 3;
+
+export class PartTooLargeError extends Error {}
+
+interface UploadRecord {
+  key: string;
+  contentType?: string;
+  /** Known: parts are written in place into one file (`data`) at (partNumber - 1) * partSize. */
+  partSize?: number;
+}
+
+interface StoredPart extends UploadedPart {
+  size: number;
+}
+
+const PART_META = /^(\d+)\.json$/;
+const PART_FILE = /^(\d+)\.([0-9a-f]{32})$/;
+
+/**
+ * Multipart uploads of the embedded store, one directory per upload under `<dataDir>/uploads/<uploadId>`.
+ *
+ * When the part size is known (the files API always gives it), every part is written in place into one `data` file at
+ * its offset and made durable before its ETag is answered, so completing is a truncate and a rename: the bytes are
+ * written once and their write-back overlaps the upload. A part being sent again first forgets the earlier copy (its
+ * region is about to change), so a failed re-send leaves the part missing, never half old and half new; sends of one
+ * part are serialized. Without a part size, each part is its own file `<n>.<md5>` and completing joins them.
+ */
+export class FsUploads {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly root: string) {}
+
+  private dir(uploadId: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(uploadId)) throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist`);
+    return join(this.root, uploadId);
+  }
+
+  private async open(key: string, uploadId: string): Promise<{ dir: string; record: UploadRecord }> {
+    const dir = this.dir(uploadId);
+    let record: UploadRecord;
+    try {
+      record = JSON.parse(await readFile(join(dir, 'upload.json'), 'utf8'));
+    } catch {
+      throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist (completed, aborted or never started)`);
+    }
+    if (record.key !== key) throw new StoreError('NoSuchUpload', `upload ${uploadId} is not an upload of ${key}`);
+    return { dir, record };
+  }
+
+  async create(key: string, contentType?: string, partSize?: number): Promise<string> {
+    const uploadId = randomUUID();
+    const dir = join(this.root, uploadId);
+    await mkdir(dir, { recursive: true });
+    if (partSize) await writeFile(join(dir, 'data'), '');
+    await writeFile(join(dir, 'upload.json'), JSON.stringify({ key, contentType, partSize } satisfies UploadRecord));
+    return uploadId;
+  }
+
+  /** Runs one send of a part at a time (per upload and part number), in arrival order. */
+  private serialized<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => {});
+    this.queues.set(id, tail);
+    void tail.then(() => this.queues.get(id) === tail && this.queues.delete(id));
+    return run;
+  }
+
+  async receive(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
+    const { dir, record } = await this.open(key, uploadId);
+    try {
+      if (record.partSize) return await this.serialized(`${uploadId}/${partNumber}`, () => this.receiveInPlace(dir, record.partSize!, partNumber, body));
+      return await this.receiveFile(dir, partNumber, body);
+    } catch (e) {
+      // The upload was aborted or completed while the part was streaming.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
+      throw e;
+    }
+  }
+
+  private async receiveInPlace(dir: string, partSize: number, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
+    await rm(join(dir, `${partNumber}.json`), { force: true });
+    const eTag = await writePart(body, join(dir, 'data'), 'r+', (partNumber - 1) * partSize, partSize);
+    const meta = join(dir, `.${partNumber}.${randomUUID()}.json`);
+    await writeFile(meta, JSON.stringify(eTag));
+    await rename(meta, join(dir, `${partNumber}.json`));
+    return eTag;
+  }
+
+  private async receiveFile(dir: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
+    const tmp = join(dir, `.${partNumber}.${randomUUID()}.tmp`);
+    try {
+      const part = await writePart(body, tmp, 'w', 0, MAX_PART_SIZE);
+      const md5 = normalizeETag(part.eTag);
+      await rename(tmp, join(dir, `${partNumber}.${md5}`));
+      await dropOlderCopies(dir, partNumber, md5);
+      return part;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  async list(key: string, uploadId: string): Promise<StoredPart[]> {
+    const { dir } = await this.open(key, uploadId);
+    const parts = await currentParts(dir);
+    return [...parts.values()].sort((a, b) => a.partNumber - b.partNumber).map(({ partNumber, eTag, size }) => ({ partNumber, eTag, size }));
+  }
+
+  /** Makes the listed parts, in order, the file at `target`; S3's rules: ascending numbers, ETags that match. */
+  async complete(key: string, uploadId: string, parts: UploadedPart[], target: string): Promise<void> {
+    const { dir, record } = await this.open(key, uploadId);
+    const current = await currentParts(dir);
+    const chosen: (StoredPart & { file?: string })[] = [];
+    for (const [i, p] of parts.entries()) {
+      if (i > 0 && p.partNumber <= parts[i - 1].partNumber) throw new StoreError('InvalidPartOrder', 'parts must be listed in ascending order of partNumber');
+      const part = current.get(p.partNumber);
+      if (!part || normalizeETag(part.eTag) !== normalizeETag(p.eTag)) {
+        throw new StoreError('InvalidPart', `part ${p.partNumber} was not uploaded or its ETag does not match`);
+      }
+      chosen.push(part);
+    }
+    await mkdir(dirname(target), { recursive: true });
+    if (record.partSize) {
+      // In place, the parts must be 1..n and all but the last exactly partSize: then the data file is the object.
+      const partSize = record.partSize;
+      chosen.forEach((p, i) => {
+        if (p.partNumber !== i + 1) throw new StoreError('InvalidPart', `parts must be 1 to ${chosen.length} without gaps; part ${i + 1} is not listed`);
+        if (i < chosen.length - 1 && p.size !== partSize) throw new StoreError('EntityTooSmall', `part ${p.partNumber} has ${p.size} bytes; every part but the last must have ${partSize}`);
+      });
+      const data = join(dir, 'data');
+      const file = await open(data, 'r+');
+      try {
+        await file.truncate((chosen.length - 1) * partSize + chosen[chosen.length - 1].size);
+      } finally {
+        await file.close();
+      }
+      await rename(data, target);
+    } else {
+      const tmp = `${target}.${randomUUID()}.tmp`;
+      try {
+        await pipeline(async function* () {
+          for (const p of chosen) yield* createReadStream(p.file!, { highWaterMark: 1024 * 1024 });
+        }, createWriteStream(tmp, { flush: true }));
+        await rename(tmp, target);
+      } finally {
+        await rm(tmp, { force: true });
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async abort(uploadId: string): Promise<void> {
+    await rm(this.dir(uploadId), { recursive: true, force: true });
+  }
+}
+
+const WRITE_BATCH = 1024 * 1024;
+
+/**
+ * Writes a part's bytes at `position` of `path` as they arrive, hashing them, then makes them durable: the ETag is
+ * answered only for bytes on disk, as S3 does. Socket chunks are gathered into 1 MiB writes, one write in flight while
+ * the next batch arrives, so memory stays at about 2 MiB per part whatever its size.
+ */
+async function writePart(body: Readable, path: string, flags: 'r+' | 'w', position: number, maxBytes: number): Promise<{ eTag: string; size: number }> {
+  const hash = createHash('md5');
+  let size = 0;
+  let batch: Buffer[] = [];
+  let batched = 0;
+  let writing: Promise<unknown> = Promise.resolve();
+  const file = await open(path, flags);
+  const flush = async () => {
+    await writing;
+    writing = file.writev(batch, position + size - batched);
+    batch = [];
+    batched = 0;
+  };
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw new PartTooLargeError(`a part may not be larger than ${maxBytes} bytes`);
+      hash.update(chunk);
+      batch.push(chunk);
+      batched += chunk.length;
+      if (batched >= WRITE_BATCH) await flush();
+    }
+    await flush();
+    await writing;
+    await file.datasync();
+  } finally {
+    await writing.catch(() => {});
+    await file.close();
+  }
+  return { eTag: `"${hash.digest('hex')}"`, size };
+}
+
+async function currentParts(dir: string): Promise<Map<number, StoredPart & { file?: string; mtimeMs: number }>> {
+  const parts = new Map<number, StoredPart & { file?: string; mtimeMs: number }>();
+  for (const f of await readdir(dir)) {
+    const meta = PART_META.exec(f);
+    if (meta) {
+      const { eTag, size } = JSON.parse(await readFile(join(dir, f), 'utf8')) as StoredPart;
+      parts.set(Number(meta[1]), { partNumber: Number(meta[1]), eTag, size, mtimeMs: 0 });
+      continue;
+    }
+    const m = PART_FILE.exec(f);
+    const s = m && (await stat(join(dir, f)).catch(() => undefined));
+    if (!m || !s) continue;
+    const partNumber = Number(m[1]);
+    const seen = parts.get(partNumber);
+    // A part sent again while an older copy was still being renamed: the newest complete write wins.
+    if (!seen || s.mtimeMs > seen.mtimeMs || (s.mtimeMs === seen.mtimeMs && f > seen.file!)) {
+      parts.set(partNumber, { partNumber, eTag: `"${m[2]}"`, size: s.size, file: join(dir, f), mtimeMs: s.mtimeMs });
+    }
+  }
+  return parts;
+}
+
+/** Removes earlier copies of a part that was sent again; copies written later than this one stay. */
+async function dropOlderCopies(dir: string, partNumber: number, md5: string): Promise<void> {
+  const mine = (await stat(join(dir, `${partNumber}.${md5}`))).mtimeMs;
+  for (const f of await readdir(dir)) {
+    const m = PART_FILE.exec(f);
+    if (!m || Number(m[1]) !== partNumber || m[2] === md5) continue;
+    const other = await stat(join(dir, f)).catch(() => undefined);
+    if (other && other.mtimeMs <= mine) await unlink(join(dir, f)).catch(() => {});
+  }
+}
