@@ -1,21 +1,8 @@
 import { readdir, stat } from 'node:fs/promises';
-import { extname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
+import { contentTypeOf } from '../storage/contentTypes.ts';
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.m3u8': 'application/vnd.apple.mpegurl',
-  '.mpd': 'application/dash+xml',
-  '.ts': 'video/mp2t',
-  '.m4s': 'video/mp4',
-  '.mp4': 'video/mp4',
-  '.m4v': 'video/mp4',
-  '.m4a': 'audio/mp4',
-  '.vtt': 'text/vtt',
-  '.jpg': 'image/jpeg',
-  '.png': 'image/png',
-};
-
-/** The Content-Type an output file is stored and served with. */
-export const contentTypeOf = (name: string): string => CONTENT_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
+export { contentTypeOf };
 
 export interface OutputFile {
   /** Path inside the listed directory, `/`-separated: the object key suffix when uploading. */

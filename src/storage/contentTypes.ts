@@ -11,7 +11,8 @@ const TYPES: Record<string, string> = {
   '.ts': 'video/mp2t',
   '.mts': 'video/mp2t',
   '.m2ts': 'video/mp2t',
-  '.m4s': 'video/iso.segment',
+  // What players and CDNs expect for fMP4 segments (video/iso.segment is registered but rarely understood).
+  '.m4s': 'video/mp4',
   '.cmfv': 'video/mp4',
   '.cmfa': 'audio/mp4',
   '.mxf': 'application/mxf',

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../platform/errors.ts';
 import { contentTypeOf } from './contentTypes.ts';
+import { parseRange } from './range.ts';
 import type { FsObjectStore } from './fsStore.ts';
 import { PartTooLargeError } from './fsUploads.ts';
 import { StoreError } from './objectStore.ts';
@@ -26,23 +27,6 @@ function checkExpiry(expires: string | undefined): number {
   if (!expires || !Number.isInteger(at)) throw new ApiError(403, 'url_signature_invalid', 'The URL is not signed (expires is missing)');
   if (at < Date.now() / 1000) throw new ApiError(403, 'url_expired', `The URL expired at ${new Date(at * 1000).toISOString()}; ask for a new one`);
   return at;
-}
-
-/** `bytes=a-b`, `bytes=a-`, `bytes=-n` (one range); undefined for no or several ranges (the whole object is sent). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
-  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  let start: number;
-  let end: number;
-  if (m[1] === '') {
-    start = Math.max(0, size - Number(m[2]));
-    end = size - 1;
-  } else {
-    start = Number(m[1]);
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  }
-  if (start >= size || start > end) return 'unsatisfiable';
-  return { start, end };
 }
 
 const UPLOAD_PREFIX = '/storage/v1/upload/';

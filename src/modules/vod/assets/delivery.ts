@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import { isUuid } from '../../../platform/ids.ts';
-import { contentTypeOf } from '../../../media/files.ts';
+import { contentTypeOf } from '../../../storage/contentTypes.ts';
 import { parseRange } from '../../../storage/range.ts';
 import { vodOutputs } from './tables.ts';
 

@@ -1,6 +1,7 @@
 import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
 import { tenants } from '../../../db/tenants.ts';
+import type { Overlay } from '../../../media/overlays.ts';
 
 export interface TranscodingTrackRow {
   trackSelector: { trackId: string };
@@ -28,19 +29,8 @@ export interface EndpointRow {
   hasVerticalOrientation: boolean;
 }
 
-export interface OverlayRow {
-  startTime: string;
-  duration: number;
-  input?: { type?: string; url?: string; s3BucketName?: string; s3ObjectKey?: string; s3Region?: string; s3RoleArn?: string; s3ExternalId?: string };
-  imageX?: number;
-  imageY?: number;
-  width: number;
-  height: number;
-  fadeIn?: number;
-  fadeOut?: number;
-  opacity?: number;
-  layer?: number;
-}
+/** Overlays are stored as the spec gives them; the media engine validates and burns them in. */
+export type OverlayRow = Overlay;
 
 export const vodAssets = pgTable(
   'vod_assets',
