@@ -49,7 +49,7 @@ describe('ladder planning', () => {
     expect(sizes(landscape)).toEqual(['1080x1920', '720x1280', '480x854']);
     expect(landscape.map((x) => `${x.pictureWidth}x${x.pictureHeight}`)).toEqual(['1080x608', '720x406', '480x270']);
     const graph = scaleGraph('0:0', landscape).graph.join(';');
-    expect(graph).toContain('[split2]scale=480:270,pad=480:854:(ow-iw)/2:(oh-ih)/2:black,setsar=1,format=yuv420p[v2]');
+    expect(graph).toContain('[split2]scale=480:270,pad=480:854:(ow-iw)/2:(oh-ih)/2:black,setdar=1080/1920,format=yuv420p[v2]');
   });
 
   it('splits once and scales each rung; one rung needs no split', () => {
@@ -57,7 +57,7 @@ describe('ladder planning', () => {
     expect(two.graph[0]).toBe('[ovb0]split=2[split0][split1]');
     expect(two.outputs).toEqual(['v0', 'v1']);
     const one = scaleGraph('0:0', planRenditions(preset('hls-h264-ladder'), 640, 360));
-    expect(one.graph).toEqual(['[0:0]scale=640:360,setsar=1,format=yuv420p[v0]']);
+    expect(one.graph).toEqual(['[0:0]scale=640:360,setdar=640/360,format=yuv420p[v0]']);
   });
 
   it('forces keyframes on segment boundaries with no scene-cut keyframes, bitrate per rung', () => {

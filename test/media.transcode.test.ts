@@ -184,6 +184,15 @@ describe('progress listener', () => {
 });
 
 describe('DASH and CMAF', () => {
+  it('keeps one display aspect ratio across rungs whose even sizes differ by a hair (1280x720 next to 854x480)', async () => {
+    const hd = await makeClip(dir, 'hd', { width: 1280, height: 720, seconds: 1 });
+    const dash = PRESETS.find((p) => p.id === 'dash-h264-ladder')!;
+    const outDir = out();
+    const r = await transcode({ input: hd, tracks: [], preset: { ...dash, x264Preset: 'ultrafast' }, outDir });
+    const { video } = await probeOutput(join(outDir, r.endpoints[0].manifest));
+    expect(video.map((v) => v.height)).toEqual([720, 480, 360]);
+  });
+
   it('DASH: an MPD with every rung, each audio language and side-loaded WebVTT captions', async () => {
     const outDir = out();
     const r = await transcode({ input: src, tracks: [ENG, FRA, CAPTIONS], preset: testPreset({ packaging: ['dash'] }), outDir });

@@ -57,15 +57,20 @@ export function planRenditions(preset: Preset, width: number, height: number): P
   });
 }
 
-/** One chain per rung from the (overlaid) source picture `[input]`: split, scale, pad when vertical, square pixels, 4:2:0. */
+/**
+ * One chain per rung from the (overlaid) source picture `[input]`: split, scale, pad when vertical, 4:2:0. Every rung
+ * gets the top rung's display aspect ratio: even-pixel sizes make 854x480 next to 1280x720, whose square-pixel aspect
+ * differs by a hair, and ffmpeg's DASH muxer refuses an adaptation set whose rungs disagree on it.
+ */
 export function scaleGraph(input: string, renditions: PlannedRendition[]): { graph: string[]; outputs: string[] } {
+  const dar = renditions.length ? `${renditions[0].width}/${renditions[0].height}` : '1';
   const outputs = renditions.map((_, i) => `v${i}`);
   const branches = renditions.length > 1 ? renditions.map((_, i) => `split${i}`) : [input];
   const graph = renditions.length > 1 ? [`[${input}]split=${renditions.length}${branches.map((b) => `[${b}]`).join('')}`] : [];
   renditions.forEach((r, i) => {
     const chain = [`scale=${r.pictureWidth}:${r.pictureHeight}`];
     if (r.pictureWidth !== r.width || r.pictureHeight !== r.height) chain.push(`pad=${r.width}:${r.height}:(ow-iw)/2:(oh-ih)/2:black`);
-    chain.push('setsar=1', 'format=yuv420p');
+    chain.push(`setdar=${dar}`, 'format=yuv420p');
     graph.push(`[${branches[i]}]${chain.join(',')}[${outputs[i]}]`);
   });
   return { graph, outputs };
