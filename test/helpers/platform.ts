@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe } from 'vitest';
+import { tenantClient, type TestTenant } from './client.ts';
+
+export { tenantClient, type TestTenant };
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openPlatform, type Platform } from '../../src/server.ts';
 
@@ -46,14 +49,6 @@ export interface TestPlatform extends Platform {
   stop(): Promise<void>;
 }
 
-export interface TestTenant {
-  id: string;
-  name: string;
-  key: string;
-  /** Calls the API as this tenant, with X-Api-Key and X-Tenant-Id. */
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
-  json<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
-}
 
 let tenantCounter = 0;
 
@@ -113,31 +108,6 @@ export async function startPlatform(kind: DbKind, env: Record<string, string> = 
     async stop() {
       await platform.close();
       if (!storage) await own.drop();
-    },
-  };
-}
-
-export function tenantClient(baseUrl: string, id: string, name: string, key: string): TestTenant {
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(baseUrl + path, {
-      method,
-      headers: {
-        'x-api-key': key,
-        'x-tenant-id': id,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-  return {
-    id,
-    name,
-    key,
-    call,
-    async json(method, path, body) {
-      const res = await call(method, path, body);
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
     },
   };
 }
