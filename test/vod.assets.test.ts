@@ -1,29 +1,14 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile, waitFor } from './helpers/upload.ts';
 
 const run = promisify(execFile);
-const dir = mkdtempSync(join(tmpdir(), 'mediaplane-assets-'));
-
-/** A 3 s 640x360 clip with two audio languages (eng, fra). */
-function clip(name = 'clip.mp4'): string {
-  const out = join(dir, name);
-  execFileSync('ffmpeg', [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=3',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3',
-    '-f', 'lavfi', '-i', 'sine=frequency=880:duration=3',
-    '-map', '0:v', '-map', '1:a', '-map', '2:a',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac',
-    '-metadata:s:a:0', 'language=eng', '-metadata:s:a:1', 'language=fra', out,
-  ]);
-  return out;
-}
+const { dir } = tempDir('mediaplane-assets-');
 
 /** Opens a URL like a player would. Asynchronous: the server answering it runs in this process. */
 async function ffprobe(url: string): Promise<{ streams: any[]; format: any }> {
@@ -46,7 +31,7 @@ describeEachDb('VOD assets', (kind) => {
     p = await startPlatform(kind, { MEDIAPLANE_SWEEP_INTERVAL_MS: '500' });
     t = await p.createTenant();
     other = await p.createTenant();
-    fileId = await uploadFile(t, clip());
+    fileId = await uploadFile(t, await makeClip(dir, 'clip', { width: 640, height: 360, seconds: 3 })); // audio eng (1), fra (2)
     tracks = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks;
   });
   afterAll(() => p.stop());
