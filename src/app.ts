@@ -5,6 +5,7 @@ import type { PlatformContext } from './context.ts';
 import { authPlugin } from './platform/auth.ts';
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { registerHealth } from './platform/health.ts';
+import { ListCache } from './platform/listCache.ts';
 import { registerOpenApi } from './platform/openapi.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
 import { ErrorBody } from './platform/schemas.ts';
@@ -51,16 +52,17 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     adminToken,
     publicHost: config.publicUrl.hostname,
     authenticator: {
-      byApiKey: (hash) => findPrincipalByApiKey(db, hash),
-      byBearerToken: (hash) => findPrincipalByToken(db, hash),
+      byApiKey: (hash, collection) => findPrincipalByApiKey(db, hash, collection),
+      byBearerToken: (hash, collection) => findPrincipalByToken(db, hash, collection),
     },
   });
   registerHealth(app, database.ping);
 
   await app.register(adminRoutes, { db });
   await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
-  await app.register(coreRoutes, { db });
-  await app.register(transcoderRoutes);
+  const listCache = config.listCacheBytes ? new ListCache(config.listCacheBytes) : undefined;
+  await app.register(coreRoutes, { db, listCache });
+  await app.register(transcoderRoutes, { listCache });
   await defineFileJobs(ctx);
   await defineAssetJobs(ctx);
   await app.register(vodAssetRoutes, { ctx });

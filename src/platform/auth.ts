@@ -10,12 +10,17 @@ export interface Principal {
   tenantName: string;
   tenantStatus: string;
   roleType: RoleType;
+  /** The version of the route's `listCache` collection for this tenant, read with the credentials (0: never changed). */
+  collectionVersion?: number;
 }
 
-/** Finds who is calling; implemented by the module that owns keys and tokens. */
+/**
+ * Finds who is calling; implemented by the module that owns keys and tokens. `collection` is the route's `listCache`
+ * collection ('' for none), whose version comes back in the same round trip.
+ */
 export interface Authenticator {
-  byApiKey(keyHash: string): Promise<Principal | undefined>;
-  byBearerToken(tokenHash: string): Promise<Principal | undefined>;
+  byApiKey(keyHash: string, collection: string): Promise<Principal | undefined>;
+  byBearerToken(tokenHash: string, collection: string): Promise<Principal | undefined>;
 }
 
 declare module 'fastify' {
@@ -62,14 +67,15 @@ export function tenantFromHost(hostHeader: string | undefined, publicHost: strin
 }
 
 async function authenticateTenant(request: FastifyRequest, opts: AuthOptions, access: Access, evenWhenBlocked: boolean): Promise<void> {
+  const collection = request.routeOptions.config.listCache ?? '';
   const apiKey = request.headers['x-api-key'];
   const bearer = bearerToken(request.headers.authorization);
   let principal: Principal | undefined;
   if (typeof apiKey === 'string' && apiKey) {
-    principal = await opts.authenticator.byApiKey(sha256(apiKey));
+    principal = await opts.authenticator.byApiKey(sha256(apiKey), collection);
     if (!principal) throw new ApiError(401, 'invalid_api_key', 'The X-Api-Key is unknown or has been deleted');
   } else if (bearer) {
-    principal = await opts.authenticator.byBearerToken(sha256(bearer));
+    principal = await opts.authenticator.byBearerToken(sha256(bearer), collection);
     if (!principal) throw new ApiError(401, 'invalid_token', 'The bearer token is unknown or has expired');
   } else {
     throw new ApiError(401, 'missing_credentials', 'Send an X-Api-Key header (or a legacy OAuth bearer token)');

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { and, count, eq, gt, lt } from 'drizzle-orm';
 import type { Db, Queryable } from '../../db/client.ts';
+import { collectionVersions } from '../../db/collectionVersions.ts';
+import { principalColumns, toPrincipal } from '../../db/principal.ts';
 import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
 import { conflict, notFound, validationError } from '../../platform/errors.ts';
@@ -108,13 +110,14 @@ export async function issueToken(db: Queryable, form: Record<string, string | un
   };
 }
 
-export async function findPrincipalByToken(db: Queryable, tokenHash: string): Promise<Principal | undefined> {
+export async function findPrincipalByToken(db: Queryable, tokenHash: string, collection: string): Promise<Principal | undefined> {
   const [row] = await db
-    .select({ tenantId: tenants.id, tenantName: tenants.name, tenantStatus: tenants.status, roleType: oauthClients.roleType })
+    .select({ ...principalColumns, roleType: oauthClients.roleType })
     .from(oauthTokens)
     .innerJoin(oauthClients, eq(oauthClients.clientId, oauthTokens.clientId))
     .innerJoin(tenants, eq(tenants.id, oauthClients.tenantId))
+    .leftJoin(collectionVersions, and(eq(collectionVersions.tenantId, tenants.id), eq(collectionVersions.collection, collection)))
     .where(and(eq(oauthTokens.tokenHash, tokenHash), gt(oauthTokens.expiresAt, new Date())));
-  return row ? { ...row, roleType: row.roleType as RoleType } : undefined;
+  return row ? toPrincipal(row) : undefined;
 }
 

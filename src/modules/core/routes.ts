@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../../db/client.ts';
+import { cachedList, type ListCache } from '../../platform/listCache.ts';
 import { withErrors } from '../../platform/schemas.ts';
 import * as s from './schemas.ts';
 import * as core from './service.ts';
 
-export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
+export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db; listCache?: ListCache }> = async (app, { db, listCache }) => {
   const tags = ['Core'];
 
   app.get('/core/v1/settings/tenant/:id/status', {
@@ -13,9 +14,9 @@ export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { d
   }, (req) => core.getTenantStatus(db, req.principal.tenantId, req.params.id));
 
   app.get('/core/v1/api-key', {
-    config: { access: 'manage' },
+    config: { access: 'manage', listCache: 'core.api-keys' },
     schema: { tags, summary: 'Get API keys', querystring: s.ApiKeyListQuery, response: withErrors({ 200: s.ApiKeyList }) },
-  }, (req) => core.listApiKeys(db, req.principal.tenantId, req.query));
+  }, (req, reply) => cachedList(listCache, req, reply, () => core.listApiKeys(db, req.principal.tenantId, req.query)));
 
   app.post('/core/v1/api-key', {
     config: { access: 'manage' },

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { and, count, eq, ilike, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
+import { collectionVersions } from '../../db/collectionVersions.ts';
+import { principalColumns, toPrincipal } from '../../db/principal.ts';
 import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
@@ -118,19 +120,20 @@ async function keepOneAdminKey(tx: Queryable, tenantId: string, changedKeyId: st
 
 /**
  * One indexed lookup per request, never cached, so that a deleted key stops working at once. It runs on every
- * authenticated call, hence a prepared statement.
+ * authenticated call, hence a prepared statement; it also reads the version of the route's cached collection.
  */
-export async function findPrincipalByApiKey(db: Queryable, keyHash: string): Promise<Principal | undefined> {
+export async function findPrincipalByApiKey(db: Queryable, keyHash: string, collection: string): Promise<Principal | undefined> {
   const query = prepared(db, 'core_principal_by_api_key', (name) =>
     db
-      .select({ tenantId: tenants.id, tenantName: tenants.name, tenantStatus: tenants.status, roleType: apiKeys.roleType })
+      .select({ ...principalColumns, roleType: apiKeys.roleType })
       .from(apiKeys)
       .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
+      .leftJoin(collectionVersions, and(eq(collectionVersions.tenantId, tenants.id), eq(collectionVersions.collection, sql.placeholder('collection'))))
       .where(eq(apiKeys.keyHash, sql.placeholder('keyHash')))
       .prepare(name),
   );
-  const [row] = await query.execute({ keyHash });
-  return row ? { ...row, roleType: row.roleType as RoleType } : undefined;
+  const [row] = await query.execute({ keyHash, collection });
+  return row ? toPrincipal(row) : undefined;
 }
 
 export async function getTenantStatus(db: Queryable, callerTenantId: string, id: string) {
