@@ -7,6 +7,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   webhooks: () => import('./webhooks.ts'),
   transcode: () => import('./transcode.ts'),
   upload: () => import('./upload.ts'),
+  md5x4: () => import('./md5x4.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { md5, partsOf, putPart, startUpload, uploadFile, uploadIdOf } from './helpers/files.ts';
+import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+
+/** Sends `declared` bytes' worth of headers but only `sent` bytes of body, then drops the connection. */
+function abandonPart(url: string, declared: number, sent: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'PUT', headers: { 'content-length': declared } });
+    req.on('error', () => resolve());
+    req.on('response', (res) => {
+      res.resume();
+      resolve();
+    });
+    req.write(randomBytes(sent), () => setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, 50));
+  });
+}
+
+/**
+ * Parts of the embedded store are hashed and written by a worker thread through a fixed set of shared slots
+ * (src/storage/partWriter.ts) and flushed once per object (src/storage/fsUploads.ts).
+ */
+describe('embedded store: parts through the part writer', () => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  beforeAll(async () => {
+    p = await startPlatform('pglite', { MEDIAPLANE_UPLOAD_PART_SIZE: String(2.5 * 1024 * 1024) });
+    t = await p.createTenant();
+  });
+  afterAll(() => p?.stop());
+
+  it('takes more parts at once than there are slots, every byte in place', async () => {
+    const data = randomBytes(12 * 2.5 * 1024 * 1024 + 12345);
+    const s = await uploadFile(t, 'wide.mp4', data); // all 13 parts in parallel: 39 slots wanted, 16 exist
+    expect(s.partsCount).toBe(13);
+    const stored = readFileSync(join(p.config.dataDir, 'objects', s.fileKey));
+    expect(md5(stored)).toBe(md5(data));
+  });
+
+  it('gets its slots back from senders that vanish mid-part', async () => {
+    const s = await startUpload(t, { name: 'dropped.mp4', fileSize: 5 * 1024 * 1024 });
+    await Promise.all(Array.from({ length: 24 }, () => abandonPart(s.multipartUrls[0], s.partSize, 1.5 * 1024 * 1024)));
+    const data = randomBytes(3 * 1024 * 1024);
+    const again = await uploadFile(t, 'after.mp4', data);
+    expect(md5(readFileSync(join(p.config.dataDir, 'objects', again.fileKey)))).toBe(md5(data));
+  });
+
+  it('counts a part received before the machine restarted as not uploaded, until it is sent again', async () => {
+    const data = randomBytes(2 * 2.5 * 1024 * 1024 + 7);
+    const s = await startUpload(t, { name: 'reboot.mp4', fileSize: data.length });
+    const parts = partsOf(data, s.partSize);
+    const sent = await Promise.all(s.multipartUrls.map((url, i) => putPart(url, parts[i])));
+    // What a machine crash leaves: the part's record, written in another boot, whose bytes may not be on disk.
+    const record = join(p.config.dataDir, 'uploads', uploadIdOf(s.multipartUrls[1]), '2.json');
+    writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, 'utf8')), bootId: 'an-earlier-boot' }));
+    const complete = () => t.json('POST', '/vod/v1/files/complete', { fileId: s.fileId, parts: sent.map((x, i) => ({ partNumber: i + 1, eTag: x.eTag })) });
+    const refused = await complete();
+    expect(refused.status).toBe(400);
+    expect(refused.body.status.code).toBe('upload_parts_not_uploaded');
+    expect(refused.body.status.message).toContain('2');
+    expect((await putPart(s.multipartUrls[1], parts[1])).eTag).toBe(sent[1].eTag);
+    expect((await complete()).status).toBe(200);
+    expect(md5(readFileSync(join(p.config.dataDir, 'objects', s.fileKey)))).toBe(md5(data));
+  });
+});
