@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,6 +47,7 @@ export async function run(): Promise<void> {
     // utime + stime of the server, in seconds: its CPU cost whatever else the machine is doing.
     const cpu = () => readFileSync(`/proc/${server!.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
     const cpuBefore = cpu();
+    const threadsBefore = threadCpu(server!.pid!);
     const rssBefore = rss();
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 20);
@@ -72,6 +73,10 @@ export async function run(): Promise<void> {
     const uploadSeconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
     const cpuSeconds = cpu() - cpuBefore;
+    if (process.env.BENCH_THREADS) {
+      const after = threadCpu(server!.pid!);
+      for (const [name, seconds] of after) console.log(`    thread ${name}: ${(seconds - (threadsBefore.get(name) ?? 0)).toFixed(2)} s`);
+    }
     rssPeak = Math.max(rssPeak, rss());
 
     if (statSync(stored).size !== size || md5File(stored) !== sourceMd5) throw new Error('the stored object differs from the source');
@@ -106,6 +111,17 @@ function writeSource(path: string, size: number): string {
     writeFileSync(path, chunk, { flag: 'a' });
   }
   return hash.digest('hex');
+}
+
+/** CPU seconds of each thread of a process, by thread id and name. */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(`${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`, (Number(f[11]) + Number(f[12])) / 100);
+  }
+  return out;
 }
 
 function md5File(path: string): string {
