@@ -27,6 +27,9 @@ export interface MediaInfo {
 }
 
 /** ffprobe could not read the input as media (not a media file, or damaged). */
+/** ffprobe itself cannot run (not installed, FFPROBE_PATH wrong): the platform's fault, not the file's. */
+export class ProbeUnavailableError extends Error {}
+
 export class NotMediaError extends Error {}
 
 const FFPROBE = () => process.env.FFPROBE_PATH || 'ffprobe';
@@ -56,7 +59,7 @@ function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
   return new Promise((resolve, reject) => {
     execFile(FFPROBE(), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new Error(`ffprobe was not found (${FFPROBE()}); install ffmpeg or set FFPROBE_PATH`));
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ProbeUnavailableError(`ffprobe was not found (${FFPROBE()}); install ffmpeg or set FFPROBE_PATH`));
         if (error.killed) return reject(new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`));
         return reject(new NotMediaError(stderr.trim().split('\n').at(-1) || 'ffprobe could not read the file'));
       }

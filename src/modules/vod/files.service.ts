@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
-import { NotMediaError, probeMedia, type MediaInfo, type MediaTrack } from '../../media/probe.ts';
+import { NotMediaError, ProbeUnavailableError, probeMedia, type MediaInfo, type MediaTrack } from '../../media/probe.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
@@ -178,8 +178,10 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, fil
     if (e instanceof StoreError) throw storeRefusal(row, e);
     throw e;
   }
+  // The store has joined the parts: the upload is over whatever ffprobe says. A file it cannot read yet (or cannot
+  // read at all) completes without media facts; `detect` reads them again later.
   const info = await probeStored(ctx, row.fileKey).catch((e) => {
-    if (e instanceof NotMediaError) return undefined;
+    if (e instanceof NotMediaError || e instanceof ProbeUnavailableError) return undefined;
     throw e;
   });
   const [done] = await ctx.db.transaction(async (tx) => {
@@ -306,6 +308,7 @@ async function detect(ctx: PlatformContext, tenantId: string, id: string): Promi
     info = await probeStored(ctx, row.fileKey);
   } catch (e) {
     if (e instanceof NotMediaError) throw new ApiError(400, 'file_not_media', `File ${id} is not a media file ffprobe can read: ${e.message}`);
+    if (e instanceof ProbeUnavailableError) throw new ApiError(503, 'media_tools_unavailable', `The platform cannot read media files right now: ${e.message}`);
     throw e;
   }
   const [updated] = await ctx.db
