@@ -1,12 +1,13 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import type { JobSpec } from '../../../jobs/queue.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
 import type { PlacedOverlay } from '../../../media/overlays.ts';
+import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../notifications/events.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
@@ -58,11 +59,46 @@ async function fail(ctx: PlatformContext, j: TranscodeJob, message: string): Pro
 /** Errors that retrying cannot fix: the source or the request is wrong. */
 class PermanentError extends Error {}
 
-/** An overlay's picture, for ffmpeg: its URL, or an object of the platform's own store (`S3` input naming its bucket). */
-async function placeOverlays(ctx: PlatformContext, overlays: OverlayRow[]): Promise<PlacedOverlay[]> {
+/** Overlay pictures are small images or clips; anything larger is refused rather than downloaded. */
+const OVERLAY_MAX_BYTES = 64 * 1024 * 1024;
+const OVERLAY_TIMEOUT_MS = 30_000;
+const EXTENSION_BY_TYPE: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'image/bmp': '.bmp',
+  'video/mp4': '.mp4',
+  'video/quicktime': '.mov',
+  'video/webm': '.webm',
+};
+
+/**
+ * An overlay's picture, for ffmpeg, as a local file: a URL is downloaded here through the platform's address guard
+ * (ffmpeg fetching it itself would let a tenant reach the platform's own network), an object of the platform's own
+ * store (`S3` input naming its bucket) is read where it lies. The file keeps an extension, which ffmpeg's image
+ * reader goes by.
+ */
+async function placeOverlays(ctx: PlatformContext, overlays: OverlayRow[], workDir: string): Promise<PlacedOverlay[]> {
   return Promise.all(
-    overlays.map(async (o) => {
-      if (o.input?.url && (o.input.type ?? 'URL').toUpperCase() === 'URL') return { ...o, source: o.input.url };
+    overlays.map(async (o, i) => {
+      const url = o.input?.url;
+      if (url && (o.input!.type ?? 'URL').toUpperCase() === 'URL') {
+        const path = join(workDir, `overlay-${i + 1}`);
+        const type = await downloadToFile(url, path, {
+          allowPrivate: ctx.config.fetchAllowPrivate,
+          setting: 'MEDIAPLANE_FETCH_ALLOW_PRIVATE=true',
+          maxBytes: OVERLAY_MAX_BYTES,
+          timeoutMs: OVERLAY_TIMEOUT_MS,
+        }).catch((e: Error) => {
+          const message = `The picture of overlay ${i + 1} could not be fetched from ${url}: ${e.message}`;
+          throw e instanceof DownloadRefusedError ? new PermanentError(message) : new Error(message);
+        });
+        const fromPath = extname(new URL(url).pathname).toLowerCase();
+        const ext = /^\.[a-z0-9]{2,5}$/.test(fromPath) ? fromPath : (EXTENSION_BY_TYPE[type.split(';')[0].trim().toLowerCase()] ?? '');
+        if (ext) await rename(path, path + ext);
+        return { ...o, source: path + ext };
+      }
       const key = o.input?.s3ObjectKey;
       if (key && o.input?.s3BucketName === ctx.store.bucket) return { ...o, source: await ctx.store.readableLocation(key) };
       throw new PermanentError(`Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not in the platform's bucket; use a URL`);
@@ -102,7 +138,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       durationMs: file.durationMs ?? asset.durationMilliseconds ?? 0,
       tracks: source.transcodingTracks.map((t) => ({ type: t.type as SourceTrack['type'], index: Number(t.trackSelector.trackId), language: t.language, name: t.name })),
       preset,
-      overlays: await placeOverlays(ctx, output.overlays),
+      overlays: await placeOverlays(ctx, output.overlays, workDir),
       outDir: workDir,
       signal: abort.signal,
       onProgress: (percent: number) => {
