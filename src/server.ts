@@ -54,6 +54,7 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
         await app.close();
         for (const stop of stopWorkers) await stop();
         await queue.stop();
+        await store.close();
         await db.close();
         release();
       },

@@ -35,6 +35,10 @@ export class FsObjectStore implements ObjectStore {
     return join(this.bucket, key);
   }
 
+  close(): Promise<void> {
+    return this.uploads.close();
+  }
+
   uri(key: string): string {
     return pathToFileURL(this.path(key)).href;
   }

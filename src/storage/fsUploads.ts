@@ -58,6 +58,10 @@ export class FsUploads {
 
   constructor(private readonly root: string) {}
 
+  close(): Promise<void> {
+    return this.writer.close();
+  }
+
   private dir(uploadId: string): string {
     if (!/^[0-9a-f-]{36}$/.test(uploadId)) throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist`);
     return join(this.root, uploadId);

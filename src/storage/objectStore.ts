@@ -21,6 +21,8 @@ export interface ObjectStore {
   readonly bucket: string;
   /** `s3://bucket/key` on S3, `file:///abs/path` on fs. */
   uri(key: string): string;
+  /** Lets go of connections and threads; the platform calls it when it closes. */
+  close(): Promise<void>;
   /** Where the object lives as an address: its HTTP URL on S3, its absolute path on fs. */
   location(key: string): string;
   /** The smallest size of any part but the last in a multipart upload (S3: 5 MiB; fs: no minimum). */

@@ -66,6 +66,13 @@ export class PartWriter {
     return (this.worker = worker);
   }
 
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.fail(worker, new Error('the part writer was closed'));
+    await worker.terminate();
+  }
+
   private fail(worker: Worker, error: Error): void {
     if (this.worker !== worker) return;
     this.worker = undefined;

@@ -103,6 +103,10 @@ export class S3ObjectStore implements ObjectStore {
     return this.loc.prefix + key;
   }
 
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
   uri(key: string): string {
     return `s3://${this.bucket}/${this.k(key)}`;
   }
