@@ -28,6 +28,8 @@ export interface Config {
   uploadUrlTtlSeconds: number;
   /** Lifetime of file preview (download) links. */
   previewTtlSeconds: number;
+  /** Events (and their deliveries) older than this many days are deleted once delivered; 0 keeps them forever. */
+  eventRetentionDays: number;
   /** Fetch tenant-given URLs (overlay pictures) from private, loopback and link-local addresses too. */
   fetchAllowPrivate: boolean;
   /** Memory for rendered list pages (`src/platform/listCache.ts`), per process; 0 turns the cache off. */
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     uploadTtlHours: positiveNumber('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
     uploadUrlTtlSeconds: int('MEDIAPLANE_UPLOAD_URL_TTL_SECONDS', env.MEDIAPLANE_UPLOAD_URL_TTL_SECONDS, 6 * 3600),
     previewTtlSeconds: int('MEDIAPLANE_PREVIEW_TTL_SECONDS', env.MEDIAPLANE_PREVIEW_TTL_SECONDS, 3600),
+    eventRetentionDays: int('MEDIAPLANE_EVENT_RETENTION_DAYS', env.MEDIAPLANE_EVENT_RETENTION_DAYS, 30),
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),
     listCacheBytes: int('MEDIAPLANE_LIST_CACHE_MB', env.MEDIAPLANE_LIST_CACHE_MB, 64) * 1024 * 1024,
     webhooks: {

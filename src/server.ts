@@ -7,12 +7,13 @@ import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext, WorkerStarter } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { startWebhookDispatcher } from './modules/notifications/dispatcher.ts';
+import { startEventRetention } from './modules/notifications/retention.ts';
 import { openObjectStore } from './storage/open.ts';
 import { startFileWorkers } from './modules/vod/files.jobs.ts';
 import { startAssetWorkers } from './modules/vod/assets/jobs.ts';
 
 /** Each module's workers; a module with job handlers adds its starter here. */
-const WORKERS: WorkerStarter[] = [startWebhookDispatcher, startFileWorkers, startAssetWorkers];
+const WORKERS: WorkerStarter[] = [startWebhookDispatcher, startEventRetention, startFileWorkers, startAssetWorkers];
 
 export interface Platform {
   app: FastifyInstance;

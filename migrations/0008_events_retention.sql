@@ -1,0 +1,1 @@
+CREATE INDEX "events_occured" ON "events" USING btree ("occured_at");
