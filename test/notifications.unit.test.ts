@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { retriesExhausted, retryDelayMs } from '../src/modules/notifications/retry.ts';
-import { addressGuard, blockedReason, checkWebhookUrl } from '../src/modules/notifications/urlPolicy.ts';
+import { blockedReason } from '../src/platform/addressGuard.ts';
+import { addressGuard, checkWebhookUrl } from '../src/modules/notifications/urlPolicy.ts';
 
 describe('retry schedule', () => {
   const cfg = { retryBaseMs: 10_000, retryMaxDelayMs: 3_600_000, retryPeriodSeconds: 86_400 };

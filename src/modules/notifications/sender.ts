@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { addressGuard, ALLOW_PRIVATE_SETTING, bareHost, blockedReason } from './urlPolicy.ts';
+import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
+import { addressGuard, ALLOW_PRIVATE_SETTING } from './urlPolicy.ts';
 
 /** Kept of a receiver's answer in the event log. */
 export const RESPONSE_CONTENT_MAX = 1024;

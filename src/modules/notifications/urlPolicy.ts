@@ -2,8 +2,6 @@ import { isIP } from 'node:net';
 import { bareHost, blockedReason, guardedLookup } from '../../platform/addressGuard.ts';
 import { validationError } from '../../platform/errors.ts';
 
-export { bareHost, blockedReason };
-
 export const ALLOW_PRIVATE_SETTING = 'MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE=true';
 
 /**
