@@ -35,6 +35,11 @@ export class FsObjectStore implements ObjectStore {
     return join(this.bucket, key);
   }
 
+  /** Made ready to receive parts: a process that serves the signed part URLs calls it at start. */
+  startReceiving(): void {
+    this.uploads.start();
+  }
+
   close(): Promise<void> {
     return this.uploads.close();
   }

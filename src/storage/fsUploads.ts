@@ -55,8 +55,14 @@ const PART_FILE = /^(\d+)\.([0-9a-f]{32})$/;
 export class FsUploads {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly writer = new PartWriter();
+  private readonly records = new Map<string, UploadRecord>();
 
   constructor(private readonly root: string) {}
+
+  /** Starts the part writer's thread now rather than with the first part. */
+  start(): void {
+    this.writer.start();
+  }
 
   close(): Promise<void> {
     return this.writer.close();
@@ -69,11 +75,17 @@ export class FsUploads {
 
   private async open(key: string, uploadId: string): Promise<{ dir: string; record: UploadRecord }> {
     const dir = this.dir(uploadId);
-    let record: UploadRecord;
-    try {
-      record = JSON.parse(await readFile(join(dir, 'upload.json'), 'utf8'));
-    } catch {
-      throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist (completed, aborted or never started)`);
+    // upload.json never changes, so it is read once; an upload completed or aborted since (by any process) shows when
+    // its directory is used.
+    let record = this.records.get(uploadId);
+    if (!record) {
+      try {
+        record = JSON.parse(await readFile(join(dir, 'upload.json'), 'utf8')) as UploadRecord;
+      } catch {
+        throw new StoreError('NoSuchUpload', `upload ${uploadId} does not exist (completed, aborted or never started)`);
+      }
+      if (this.records.size >= 1000) this.records.delete(this.records.keys().next().value!);
+      this.records.set(uploadId, record);
     }
     if (record.key !== key) throw new StoreError('NoSuchUpload', `upload ${uploadId} is not an upload of ${key}`);
     return { dir, record };
@@ -100,24 +112,22 @@ export class FsUploads {
 
   async receive(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
     const { dir, record } = await this.open(key, uploadId);
-    try {
-      if (record.partSize) return await this.serialized(`${uploadId}/${partNumber}`, () => this.receiveInPlace(dir, record.partSize!, partNumber, body));
-      return await this.receiveFile(dir, partNumber, body);
-    } catch (e) {
-      // The upload was aborted or completed while the part was streaming.
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
-      throw e;
-    }
+    // ENOENT: the upload was aborted or completed before or while the part was streaming.
+    if (record.partSize) return this.serialized(`${uploadId}/${partNumber}`, () => this.receiveInPlace(dir, record.partSize!, partNumber, body)).catch(gone(uploadId));
+    return this.receiveFile(dir, partNumber, body).catch(gone(uploadId));
   }
 
   private async receiveInPlace(dir: string, partSize: number, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
-    await rm(join(dir, `${partNumber}.json`), { force: true });
-    const data = join(dir, 'data');
-    const part = await this.writer.write(body, data, 'r+', (partNumber - 1) * partSize, partSize);
-    if (!BOOT_ID) await flush(data);
-    const meta = join(dir, `.${partNumber}.${randomUUID()}.json`);
-    await writeFile(meta, JSON.stringify({ ...part, bootId: BOOT_ID } satisfies Omit<StoredPart, 'partNumber'>));
-    await rename(meta, join(dir, `${partNumber}.json`));
+    // The writer removes the part's record before writing its first byte and writes it once the part is whole.
+    const record = { path: join(dir, `${partNumber}.json`), fields: { bootId: BOOT_ID } };
+    if (BOOT_ID) return this.writer.write(body, join(dir, 'data'), 'r+', (partNumber - 1) * partSize, partSize, record);
+    // Without a boot id the part is flushed before its record exists.
+    await rm(record.path, { force: true });
+    const part = await this.writer.write(body, join(dir, 'data'), 'r+', (partNumber - 1) * partSize, partSize);
+    await flush(join(dir, 'data'));
+    const tmp = join(dir, `.${partNumber}.${randomUUID()}.json`);
+    await writeFile(tmp, JSON.stringify(part satisfies Omit<StoredPart, 'partNumber'>));
+    await rename(tmp, record.path);
     return part;
   }
 
@@ -137,14 +147,14 @@ export class FsUploads {
 
   async list(key: string, uploadId: string): Promise<StoredPart[]> {
     const { dir } = await this.open(key, uploadId);
-    const parts = await currentParts(dir);
+    const parts = await currentParts(dir).catch(gone(uploadId));
     return [...parts.values()].sort((a, b) => a.partNumber - b.partNumber).map(({ partNumber, eTag, size }) => ({ partNumber, eTag, size }));
   }
 
   /** Makes the listed parts, in order, the file at `target`; S3's rules: ascending numbers, ETags that match. */
   async complete(key: string, uploadId: string, parts: UploadedPart[], target: string): Promise<void> {
     const { dir, record } = await this.open(key, uploadId);
-    const current = await currentParts(dir);
+    const current = await currentParts(dir).catch(gone(uploadId));
     const chosen: (StoredPart & { file?: string })[] = [];
     for (const [i, p] of parts.entries()) {
       if (i > 0 && p.partNumber <= parts[i - 1].partNumber) throw new StoreError('InvalidPartOrder', 'parts must be listed in ascending order of partNumber');
@@ -183,12 +193,20 @@ export class FsUploads {
       }
     }
     await rm(dir, { recursive: true, force: true });
+    this.records.delete(uploadId);
   }
 
   async abort(uploadId: string): Promise<void> {
     await rm(this.dir(uploadId), { recursive: true, force: true });
+    this.records.delete(uploadId);
   }
 }
+
+/** An upload directory removed by another process (completed or aborted there) after its record was cached. */
+const gone = (uploadId: string) => (e: NodeJS.ErrnoException): never => {
+  if (e.code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
+  throw e;
+};
 
 async function flush(path: string): Promise<void> {
   const file = await open(path, 'r+');

@@ -8,5 +8,7 @@ import { resolveSigningSecret, UrlSigner } from './signing.ts';
 export async function openObjectStore(config: Config): Promise<ObjectStore> {
   if (config.storageUrl) return new S3ObjectStore(parseS3Url(config.storageUrl)).open();
   const signer = new UrlSigner(resolveSigningSecret(config.dataDir, config.urlSigningSecret));
-  return new FsObjectStore(config.dataDir, signer, () => config.publicUrl);
+  const store = new FsObjectStore(config.dataDir, signer, () => config.publicUrl);
+  if (config.role !== 'worker') store.startReceiving(); // this process serves the part URLs
+  return store;
 }

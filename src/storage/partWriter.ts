@@ -11,8 +11,17 @@ const PAGE = 64 * 1024;
 const SLOTS = 16;
 export const PER_PART = 4;
 
+/**
+ * A small JSON file the worker writes (to a temporary name, then renamed) once the part is whole, with its `eTag`,
+ * `size` and these `fields`; the worker removes it before the part's first byte is written.
+ */
+export interface PartRecord {
+  path: string;
+  fields: Record<string, unknown>;
+}
+
 export type ToWorker =
-  | { type: 'open'; stream: number; path: string; flags: 'r+' | 'w'; position: number }
+  | { type: 'open'; stream: number; path: string; flags: 'r+' | 'w'; position: number; record?: PartRecord }
   | { type: 'data' | 'end'; stream: number; offset: number; length: number }
   | { type: 'abort'; stream: number };
 export type ToMain =
@@ -52,7 +61,11 @@ export class PartWriter {
   private readonly pending = new Map<number, Pending>();
   private nextStream = 1;
 
-  private start(): Worker {
+  /**
+   * Starts the thread (and warms its kernel) before the first part needs it: booting it costs about 150 ms, which
+   * the first part of an upload would otherwise wait for.
+   */
+  start(): Worker {
     if (this.worker) return this.worker;
     const pages = (PAGE + SLOT * SLOTS) / PAGE;
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
@@ -112,14 +125,16 @@ export class PartWriter {
 
   /**
    * Writes the body at `position` of `path` (opened with `flags`) as it arrives; answers its MD5 as an S3 ETag and its
-   * size once every byte is written (not yet flushed to disk: callers make parts durable, see fsUploads.ts).
+   * size once every byte is written (not yet flushed to disk: callers make parts durable, see fsUploads.ts) and the
+   * `record`, if any, is in place. The worker handles the record so that the answer waits for no round trip through
+   * this thread's event loop, which is busy with the sockets.
    */
-  async write(body: Readable, path: string, flags: 'r+' | 'w', position: number, maxBytes: number): Promise<{ eTag: string; size: number }> {
+  async write(body: Readable, path: string, flags: 'r+' | 'w', position: number, maxBytes: number, record?: PartRecord): Promise<{ eTag: string; size: number }> {
     const worker = this.start();
     const stream = this.nextStream++;
     const result = new Promise<{ eTag: string; size: number }>((resolve, reject) => this.pending.set(stream, { resolve, reject }));
     result.catch(() => {});
-    worker.postMessage({ type: 'open', stream, path, flags, position } satisfies ToWorker);
+    worker.postMessage({ type: 'open', stream, path, flags, position, record } satisfies ToWorker);
     let offset = -1;
     let filled = 0;
     let size = 0;
