@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { md5, partsOf, putPart, startUpload, uploadFile, uploadIdOf } from './helpers/files.ts';
@@ -83,5 +85,55 @@ describe('embedded store: parts through the part writer', () => {
     expect((await putPart(s.multipartUrls[1], parts[1])).eTag).toBe(sent[1].eTag);
     expect((await complete()).status).toBe(200);
     expect(md5(readFileSync(join(p.config.dataDir, 'objects', s.fileKey)))).toBe(md5(data));
+  });
+});
+
+/** Whether this process may mount a file system (root in a sandbox that allows it, as on CI's machine). */
+function canMount(): boolean {
+  const dir = mkdtempSync(join(tmpdir(), 'mediaplane-mount-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    execFileSync('umount', [dir]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe.runIf(canMount())('embedded store: a full disk', () => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let uploads: string;
+  beforeAll(async () => {
+    p = await startPlatform('pglite', { MEDIAPLANE_UPLOAD_PART_SIZE: String(1024 * 1024) });
+    t = await p.createTenant();
+    // Uploads in progress live on a 3 MiB file system of their own.
+    uploads = join(p.config.dataDir, 'uploads');
+    mkdirSync(uploads, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', uploads]);
+  });
+  afterAll(async () => {
+    // Lazily (a part's descriptor may still be closing in the background), and before stop() removes the directory.
+    if (uploads) execFileSync('umount', ['-l', uploads]);
+    await p?.stop();
+  });
+
+  it('answers 507 storage_full for a part that does not fit, and takes parts again once space is freed', async () => {
+    const s = await startUpload(t, { name: 'big.mp4', fileSize: 5 * 1024 * 1024 });
+    const answers = [];
+    for (const url of s.multipartUrls) answers.push(await putPart(url, randomBytes(1024 * 1024)));
+    const full = answers.find((a) => a.status !== 200)!;
+    expect(full.status, full.body).toBe(507);
+    expect(JSON.parse(full.body).status.code).toBe('storage_full');
+    expect(answers[0].status).toBe(200);
+
+    expect((await t.json('POST', `/vod/v1/files/${s.fileId}/cancel`, { delete: true })).status).toBe(204);
+    const again = await startUpload(t, { name: 'small.mp4', fileSize: 2 * 1024 * 1024 });
+    const data = randomBytes(1024 * 1024);
+    const sent = await putPart(again.multipartUrls[0], data);
+    expect(sent.status, sent.body).toBe(200);
+    expect(sent.eTag).toBe(`"${md5(data)}"`);
   });
 });

@@ -77,6 +77,10 @@ function knownFastifyError(error: FastifyError): ApiError | undefined {
     return new ApiError(400, 'validation_failed', 'The request holds characters that cannot be stored (such as NUL)');
   }
   switch (error.code) {
+    // The disk (or the user's quota) is full: the server's condition, not the request's, and one that passes.
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new ApiError(507, 'storage_full', "The server's storage is full; nothing was stored. Try again once space is freed");
     case 'FST_ERR_BAD_URL':
       return new ApiError(400, 'malformed_url', 'The URL holds an invalid percent-encoded sequence');
     case 'FST_ERR_MAX_PARAM_LENGTH':
