@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import { initPgliteDir } from './pgliteInit.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -35,6 +36,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
 
 async function openPglite(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
+  await initPgliteDir(dir);
   const client = await PGlite.create(dir);
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
