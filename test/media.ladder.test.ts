@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contentTypeOf, directorySize, listFiles } from '../src/media/files.ts';
+import { directorySize, listFiles } from '../src/media/files.ts';
+import { contentTypeOf } from '../src/storage/contentTypes.ts';
 import { mpdDurationMs } from '../src/media/finish.ts';
 import { codecString } from '../src/media/hls.ts';
 import type { StreamInfo } from '../src/media/inspect.ts';

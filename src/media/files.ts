@@ -2,8 +2,6 @@ import { readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { contentTypeOf } from '../storage/contentTypes.ts';
 
-export { contentTypeOf };
-
 export interface OutputFile {
   /** Path inside the listed directory, `/`-separated: the object key suffix when uploading. */
   path: string;

@@ -119,12 +119,13 @@ export class FsUploads {
 
   private async receiveInPlace(dir: string, partSize: number, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
     // The writer removes the part's record before writing its first byte and writes it once the part is whole.
+    const data = join(dir, 'data');
     const record = { path: join(dir, `${partNumber}.json`), fields: { bootId: BOOT_ID } };
-    if (BOOT_ID) return this.writer.write(body, join(dir, 'data'), 'r+', (partNumber - 1) * partSize, partSize, record);
+    if (BOOT_ID) return this.writer.write(body, data, 'r+', (partNumber - 1) * partSize, partSize, record);
     // Without a boot id the part is flushed before its record exists.
     await rm(record.path, { force: true });
-    const part = await this.writer.write(body, join(dir, 'data'), 'r+', (partNumber - 1) * partSize, partSize);
-    await flush(join(dir, 'data'));
+    const part = await this.writer.write(body, data, 'r+', (partNumber - 1) * partSize, partSize);
+    await flush(data);
     const tmp = join(dir, `.${partNumber}.${randomUUID()}.json`);
     await writeFile(tmp, JSON.stringify(part satisfies Omit<StoredPart, 'partNumber'>));
     await rename(tmp, record.path);

@@ -35,7 +35,6 @@ interface Segment {
 interface Stream {
   id: number;
   path: string;
-  flags: 'r+' | 'w';
   record?: PartRecord;
   /** Opened with O_DIRECT, when the file system allows it. */
   direct?: number;
@@ -60,16 +59,16 @@ function openFlags(flags: 'r+' | 'w'): number {
 
 function open(message: Extract<ToWorker, { type: 'open' }>): Stream {
   const { path, flags, position, record } = message;
-  const stream: Stream = { id: message.stream, path, flags, position, record, size: 0, md5: new Md5State(), segments: [], writing: 0, ended: false, failed: false };
-  if (message.record) rmSync(message.record.path, { force: true });
+  const stream: Stream = { id: message.stream, path, position, record, size: 0, md5: new Md5State(), segments: [], writing: 0, ended: false, failed: false };
+  if (record) rmSync(record.path, { force: true });
   if (O_DIRECT) {
     try {
-      stream.direct = openSync(message.path, openFlags(message.flags) | O_DIRECT, 0o644);
+      stream.direct = openSync(path, openFlags(flags) | O_DIRECT, 0o644);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e; // EINVAL: the file system has no direct I/O
     }
   }
-  if (stream.direct === undefined) stream.buffered = openSync(message.path, openFlags(message.flags), 0o644);
+  if (stream.direct === undefined) stream.buffered = openSync(path, openFlags(flags), 0o644);
   return stream;
 }
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { contentTypeOf } from '../../src/media/files.ts';
+import { contentTypeOf } from '../../src/storage/contentTypes.ts';
 
 /** Debian's chromium; never a downloaded browser. `scripts/ensure-system-deps.sh chromium` installs it. */
 export const CHROMIUM = '/usr/bin/chromium';
