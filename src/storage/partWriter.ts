@@ -1,5 +1,6 @@
 import { finished, type Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { releaseChunk } from './releaseChunk.ts';
 
 export class PartTooLargeError extends Error {}
 
@@ -213,6 +214,7 @@ export class PartWriter {
           used += n;
           if (filled === SLOT) send('data');
         }
+        releaseChunk(body, chunk);
         if (ended && !waiting) finish();
       };
       const finish = () => withSlot(() => (send('end'), settle()));
