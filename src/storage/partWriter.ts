@@ -101,12 +101,7 @@ export class PartWriter {
   }
 
   private onMessage(message: ToMain): void {
-    if (message.type === 'free') {
-      this.free.push(message.offset);
-      this.held.set(message.stream, (this.held.get(message.stream) ?? 1) - 1);
-      this.wake();
-      return;
-    }
+    if (message.type === 'free') return this.giveBack(message.stream, message.offset);
     const p = this.pending.get(message.stream);
     this.pending.delete(message.stream);
     this.wake();
