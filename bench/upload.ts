@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { buildNativeReceiver, kernelShareOfOpenSsl, startNativeReceiver } from './native-receiver.ts';
 
 /**
  * Uploads a video file (1 GiB by default) through the embedded store the way a client does: start, PUT every part of
@@ -12,7 +13,8 @@ import { basename, dirname, join } from 'node:path';
  * then fsync the stored object; twice, as the first upload after the server starts and then as a warm one. Baseline:
  * `dd` writing the same bytes to the same disk, also made durable (conv=fdatasync), in the same run, best of three.
  * Server memory is the RSS of the server process, sampled every 20 ms; growth is the peak during the uploads minus the
- * RSS just before the first.
+ * RSS just before the first. A second reference, with curl: the same parts sent the same way to a minimal C receiver
+ * (bench/native-receiver.c), which shows what this machine allows an upload with MD5 ETags at all.
  */
 export async function run(): Promise<void> {
   const mib = Number(process.env.BENCH_UPLOAD_MIB) || 1024;
@@ -22,7 +24,10 @@ export async function run(): Promise<void> {
   const media = process.env.BENCH_UPLOAD_SOURCE !== 'bytes';
   const source = join(dir, media ? 'source.mkv' : 'source.bin');
   const dataDir = join(dir, 'data');
+  const partsDir = join(dir, 'parts');
   let server: ReturnType<typeof spawn> | undefined;
+  let warmRate = 0;
+  let partSize = 0;
   try {
     const sourceMd5 = media ? writeVideo(source, mib) : writeSource(source, mib * 1024 * 1024);
     const size = statSync(source).size;
@@ -75,7 +80,6 @@ export async function run(): Promise<void> {
       if (client === 'curl') {
         // curl sends files: the source cut into the parts the server chose (not timed), in the page cache as the source.
         const startSeconds = performance.now() - t0;
-        const partsDir = join(dir, 'parts');
         rmSync(partsDir, { recursive: true, force: true });
         mkdirSync(partsDir);
         execFileSync('split', ['-b', String(start.partSize), '-d', '-a', '4', source, join(partsDir, 'p')]);
@@ -95,6 +99,8 @@ export async function run(): Promise<void> {
       const clientSeconds = clientCpu() - clientCpuBefore;
       if (statSync(stored).size !== size || md5File(stored) !== sourceMd5) throw new Error('the stored object differs from the source');
       const upRate = mb / uploadSeconds;
+      warmRate = upRate;
+      partSize = start.partSize;
       console.log(`  ${label}: ${start.partsCount} parts of ${start.partSize / 1024 / 1024} MiB`);
       console.log(`    upload + complete   ${upRate.toFixed(0).padStart(6)} MB/s  (${uploadSeconds.toFixed(2)} s)  = ${((100 * upRate) / ddRate).toFixed(0)}% of dd`);
       console.log(`      of which parts     ${(mb / partsSeconds).toFixed(0).padStart(6)} MB/s  (${partsSeconds.toFixed(2)} s), complete + fsync ${(uploadSeconds - partsSeconds).toFixed(2)} s`);
@@ -109,6 +115,9 @@ export async function run(): Promise<void> {
     rssPeak = Math.max(rssPeak, rss());
     console.log(`  server RSS            ${(rssBefore / 1e6).toFixed(0)} MB before, ${(rssPeak / 1e6).toFixed(0)} MB peak: +${((rssPeak - rssBefore) / 1e6).toFixed(1)} MB`);
     console.log(`  stored bytes identical to the source both times (md5 ${sourceMd5})`);
+    server.kill('SIGTERM');
+    await new Promise((r) => server!.once('exit', r));
+    if (client === 'curl') await nativeReference({ dir, partsDir, size, partSize, sourceMd5, port, ddRate, warmRate });
   } finally {
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
@@ -116,6 +125,40 @@ export async function run(): Promise<void> {
     }
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The same parts, sent by the same curl, to bench/native-receiver.c: first hashing every byte with OpenSSL (real
+ * ETags, checked), then hashing only the share that costs what the 4-lane kernel costs, which bounds what any server
+ * with that kernel could reach on this machine.
+ */
+async function nativeReference(o: { dir: string; partsDir: string; size: number; partSize: number; sourceMd5: string; port: number; ddRate: number; warmRate: number }): Promise<void> {
+  const built = buildNativeReceiver(o.dir);
+  if ('skipped' in built) return console.log(`  reference receiver skipped: ${built.skipped}`);
+  const share = kernelShareOfOpenSsl();
+  const partFiles = readdirSync(o.partsDir).sort();
+  const urls = partFiles.map((_, i) => `http://127.0.0.1:${o.port}/part?partNumber=${i + 1}`);
+  console.log(`  reference: a minimal C receiver (bench/native-receiver.c), the same ${partFiles.length} parts and client`);
+  let bound = 0;
+  for (const [label, percent] of [['MD5 by OpenSSL (real ETags)', 100], [`MD5 at the 4-lane kernel's cost (${share}% of OpenSSL's)`, share]] as const) {
+    const file = join(o.dir, 'native.out');
+    const receiver = await startNativeReceiver(built.binary, o.port, file, o.partSize, percent);
+    const cpu = () => readFileSync(`/proc/${receiver.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
+    const cpuBefore = cpu();
+    const t0 = performance.now();
+    const eTags = await curlParts(urls, o.partsDir, 4);
+    execFileSync('sync', [file]);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpuSeconds = cpu() - cpuBefore;
+    await receiver.stop();
+    if (statSync(file).size !== o.size || md5File(file) !== o.sourceMd5) throw new Error('the reference receiver stored other bytes');
+    if (percent === 100 && eTags.some((eTag, i) => eTag !== `"${md5File(join(o.partsDir, partFiles[i]))}"`)) throw new Error('the reference receiver answered a wrong ETag');
+    rmSync(file);
+    const rate = o.size / 1e6 / seconds;
+    bound = rate;
+    console.log(`    ${label.padEnd(52)} ${rate.toFixed(0).padStart(6)} MB/s = ${((100 * rate) / o.ddRate).toFixed(0)}% of dd, receiver CPU ${cpuSeconds.toFixed(2)} s`);
+  }
+  console.log(`  Mediaplane's warm upload = ${((100 * o.warmRate) / bound).toFixed(0)}% of the reference's bound`);
 }
 
 /**
