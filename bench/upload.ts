@@ -62,8 +62,7 @@ export async function run(): Promise<void> {
     await json('GET', `${base}/vod/v1/files`, undefined, headers);
 
     const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server!.pid}/status`, 'utf8'))![1]) * 1024;
-    // utime + stime of the server, in seconds: its CPU cost whatever else the machine is doing.
-    const cpu = () => readFileSync(`/proc/${server!.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
+    const cpu = () => processCpu(server!.pid!);
     const rssBefore = rss();
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 20);
@@ -143,7 +142,7 @@ async function nativeReference(o: { dir: string; partsDir: string; size: number;
   for (const [label, percent] of [['MD5 by OpenSSL (real ETags)', 100], [`MD5 at the 4-lane kernel's cost (${share}% of OpenSSL's)`, share]] as const) {
     const file = join(o.dir, 'native.out');
     const receiver = await startNativeReceiver(built.binary, o.port, file, o.partSize, percent);
-    const cpu = () => readFileSync(`/proc/${receiver.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
+    const cpu = () => processCpu(receiver.pid);
     const cpuBefore = cpu();
     const t0 = performance.now();
     const eTags = await curlParts(urls, o.partsDir, 4);
@@ -185,6 +184,11 @@ function writeSource(path: string, size: number): string {
     writeFileSync(path, chunk, { flag: 'a' });
   }
   return hash.digest('hex');
+}
+
+/** utime + stime of a process, in seconds: its CPU cost whatever else the machine is doing. */
+function processCpu(pid: number): number {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
 }
 
 /** CPU seconds of each thread of a process, by thread id and name. */
