@@ -26,6 +26,8 @@ export interface Config {
   uploadTtlHours: number;
   /** Lifetime of presigned part upload URLs. */
   uploadUrlTtlSeconds: number;
+  /** A part body that sends nothing for this long is dropped (embedded store), freeing what it held. */
+  uploadIdleTimeoutSeconds: number;
   /** Lifetime of file preview (download) links. */
   previewTtlSeconds: number;
   /** Events (and their deliveries) older than this many days are deleted once delivered; 0 keeps them forever. */
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     uploadPartSize: int('MEDIAPLANE_UPLOAD_PART_SIZE', env.MEDIAPLANE_UPLOAD_PART_SIZE, 0) || undefined,
     uploadTtlHours: positiveNumber('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
     uploadUrlTtlSeconds: int('MEDIAPLANE_UPLOAD_URL_TTL_SECONDS', env.MEDIAPLANE_UPLOAD_URL_TTL_SECONDS, 6 * 3600),
+    uploadIdleTimeoutSeconds: positiveNumber('MEDIAPLANE_UPLOAD_IDLE_TIMEOUT_SECONDS', env.MEDIAPLANE_UPLOAD_IDLE_TIMEOUT_SECONDS, 60),
     previewTtlSeconds: int('MEDIAPLANE_PREVIEW_TTL_SECONDS', env.MEDIAPLANE_PREVIEW_TTL_SECONDS, 3600),
     eventRetentionDays: int('MEDIAPLANE_EVENT_RETENTION_DAYS', env.MEDIAPLANE_EVENT_RETENTION_DAYS, 30),
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),

@@ -137,3 +137,96 @@ describe.runIf(canMount())('embedded store: a full disk', () => {
     expect(sent.eTag).toBe(`"${md5(data)}"`);
   });
 });
+
+/** A part PUT whose body comes in `pieces`, with `pauseMs` of silence before each; resolves with the answer. */
+function sendSlowly(url: string, pieces: Buffer[], pauseMs: number): Promise<{ status: number; eTag?: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers: { 'content-length': pieces.reduce((n, p) => n + p.length, 0) } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode!, eTag: res.headers.etag, body }));
+    });
+    const next = (i: number) => (i < pieces.length ? setTimeout(() => req.write(pieces[i], () => next(i + 1)), pauseMs) : req.end());
+    next(0);
+  });
+}
+
+/**
+ * Starts a part PUT that sends `sent` bytes of its body and then nothing, holding the connection open; resolves with
+ * the status the server answers and whether it closed the connection, whenever that happens.
+ */
+function stallPart(url: string, declared: number, sent: number): { answer: Promise<{ status: number; body: string; closed: boolean }>; drop(): void } {
+  const req = request(url, { method: 'PUT', headers: { 'content-length': declared } });
+  const answer = new Promise<{ status: number; body: string; closed: boolean }>((resolve) => {
+    req.on('error', () => resolve({ status: 0, body: '', closed: true }));
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => req.socket?.once('close', () => resolve({ status: res.statusCode!, body, closed: true })));
+    });
+  });
+  req.write(randomBytes(sent));
+  return { answer, drop: () => req.destroy() };
+}
+
+describe('embedded store: senders that stall', () => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  beforeAll(async () => {
+    p = await startPlatform('pglite', { MEDIAPLANE_UPLOAD_PART_SIZE: String(3 * 1024 * 1024), MEDIAPLANE_UPLOAD_IDLE_TIMEOUT_SECONDS: '3' });
+    t = await p.createTenant();
+  });
+  afterAll(() => p?.stop());
+
+  it('keeps taking parts while more senders than there are slots stall mid-part', async () => {
+    const s = await startUpload(t, { name: 'stalled.mp4', fileSize: 24 * 3 * 1024 * 1024 });
+    // Mid-slot, and not on a block boundary: each would hold a slot while silent.
+    const stalled = s.multipartUrls.map((url, i) => stallPart(url, s.partSize, i % 2 ? 1 : 1024 * 1024 + 1000));
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const data = randomBytes(2 * 3 * 1024 * 1024 + 777);
+      const started = Date.now();
+      const other = await uploadFile(t, 'meanwhile.mp4', data);
+      expect(Date.now() - started).toBeLessThan(2500); // before any stalled part times out
+      expect(md5(readFileSync(join(p.config.dataDir, 'objects', other.fileKey)))).toBe(md5(data));
+    } finally {
+      for (const s of stalled) s.drop();
+    }
+  });
+
+  it('stores the right bytes and ETag for a part whose sender pauses mid-slot', async () => {
+    // Pauses longer than the idle check make the part give its slot back mid-slot, whole blocks and the rest apart.
+    const data = randomBytes(3 * 1024 * 1024);
+    const cuts = [1, 4095, 4097, 700_000, 1024 * 1024 + 3, 2 * 1024 * 1024 - 5, 2 * 1024 * 1024 + 4096];
+    const pieces = [0, ...cuts].map((at, i, all) => data.subarray(at, all[i + 1] ?? data.length));
+    const s = await startUpload(t, { name: 'slow.mp4', fileSize: data.length + 10 });
+    const sent = await sendSlowly(s.multipartUrls[0], pieces, 250);
+    expect(sent.status, sent.body).toBe(200);
+    expect(sent.eTag).toBe(`"${md5(data)}"`);
+    const last = Buffer.from('0123456789');
+    const tail = await putPart(s.multipartUrls[1], last);
+    const done = await t.json('POST', '/vod/v1/files/complete', { fileId: s.fileId, parts: [{ partNumber: 1, eTag: sent.eTag }, { partNumber: 2, eTag: tail.eTag }] });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(md5(readFileSync(join(p.config.dataDir, 'objects', s.fileKey)))).toBe(md5(Buffer.concat([data, last])));
+  });
+
+  it('answers 408 part_timeout to a part silent for the idle timeout, closes its connection, and takes the part again', async () => {
+    const s = await startUpload(t, { name: 'silent.mp4', fileSize: 3 * 1024 * 1024 });
+    const started = Date.now();
+    const stalled = stallPart(s.multipartUrls[0], s.partSize, 1024 * 1024 + 1000);
+    const answer = await stalled.answer;
+    expect(answer.status, answer.body).toBe(408);
+    expect(JSON.parse(answer.body).status.code).toBe('part_timeout');
+    expect(answer.closed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+
+    const data = randomBytes(s.partSize);
+    const again = await putPart(s.multipartUrls[0], data);
+    expect(again.status, again.body).toBe(200);
+    const done = await t.json('POST', '/vod/v1/files/complete', { fileId: s.fileId, parts: [{ partNumber: 1, eTag: again.eTag }] });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(md5(readFileSync(join(p.config.dataDir, 'objects', s.fileKey)))).toBe(md5(data));
+  });
+});

@@ -70,6 +70,12 @@ describe('embedded store URLs served by the platform', () => {
     withName.searchParams.set('filename', 'x.mp4');
     expect(await codeOf(withName.href)).toEqual([403, 'url_signature_invalid']);
     expect(await codeOf(await store.presignGet('t/y/a.mp4', -1))).toEqual([403, 'url_expired']);
+    for (const expires of ['-99999999999999999', '-1e300', '-9000000000000']) {
+      // Past any date JavaScript can print: still an expired URL, not a 500.
+      const ancient = new URL(url);
+      ancient.searchParams.set('expires', expires);
+      expect(await codeOf(ancient.href), expires).toEqual([403, 'url_expired']);
+    }
     expect(await codeOf(url.href.replace('/t/y/a.mp4', '/t/y/../../etc/passwd'))).toEqual([403, 'url_signature_invalid']);
     await store.delete('t/y/a.mp4');
     expect(await codeOf(url.href)).toEqual([404, 'object_not_found']);

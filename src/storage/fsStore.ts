@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { contentTypeOf } from './contentTypes.ts';
 import { FsUploads } from './fsUploads.ts';
+import type { PartWriterOptions } from './partWriter.ts';
 import { assertKey, StoreError, type ObjectInfo, type ObjectStore, type UploadedPart } from './objectStore.ts';
 import type { UrlSigner } from './signing.ts';
 
@@ -25,9 +26,10 @@ export class FsObjectStore implements ObjectStore {
     private readonly signer: UrlSigner,
     /** Read per call: the public URL is only known once the server listens (port 0 in tests). */
     private readonly publicUrl: () => URL,
+    receiving?: PartWriterOptions,
   ) {
     this.bucket = join(dataDir, 'objects');
-    this.uploads = new FsUploads(join(dataDir, 'uploads'));
+    this.uploads = new FsUploads(join(dataDir, 'uploads'), receiving);
   }
 
   path(key: string): string {

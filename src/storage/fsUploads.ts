@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { normalizeETag, StoreError, type UploadedPart } from './objectStore.ts';
-import { PartWriter } from './partWriter.ts';
+import { PartWriter, type PartWriterOptions } from './partWriter.ts';
 
-export { PartTooLargeError } from './partWriter.ts';
+export { PartIdleError, PartTooLargeError } from './partWriter.ts';
 
 /** S3 refuses parts above 5 GiB; so does the embedded store, so that one client works against both. */
 export const MAX_PART_SIZE = 5 * 1024 ** 3;
@@ -54,10 +54,15 @@ const PART_FILE = /^(\d+)\.([0-9a-f]{32})$/;
  */
 export class FsUploads {
   private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly writer = new PartWriter();
+  private readonly writer: PartWriter;
   private readonly records = new Map<string, UploadRecord>();
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    receiving?: PartWriterOptions,
+  ) {
+    this.writer = new PartWriter(receiving);
+  }
 
   /** Starts the part writer's thread now rather than with the first part. */
   start(): void {

@@ -14,7 +14,7 @@ export async function openObjectStore(config: Config): Promise<ObjectStore> {
     return new S3ObjectStore(parseS3Url(config.storageUrl)).open();
   }
   const signer = new UrlSigner(resolveSigningSecret(config.dataDir, config.urlSigningSecret));
-  const store = new FsObjectStore(config.dataDir, signer, () => config.publicUrl);
+  const store = new FsObjectStore(config.dataDir, signer, () => config.publicUrl, { idleTimeoutMs: config.uploadIdleTimeoutSeconds * 1000 });
   if (config.role !== 'worker') store.startReceiving(); // this process serves the part URLs
   return store;
 }

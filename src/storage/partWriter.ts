@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { releaseChunk } from './releaseChunk.ts';
 
 export class PartTooLargeError extends Error {}
+/** No byte of a part body arrived for the idle timeout: the sender stalled or vanished without closing. */
+export class PartIdleError extends Error {}
 
 /** Bytes the main thread gathers from the socket before handing them over: one message per slot, whole MD5 blocks. */
 const SLOT = 1024 * 1024;
@@ -11,6 +13,30 @@ const PAGE = 64 * 1024;
 /** Slots shared by all parts being received; each part holds at most PER_PART of them at once. */
 const SLOTS = 16;
 export const PER_PART = 4;
+/**
+ * Direct I/O alignment (see the worker): every slot but a part's last is handed over in multiples of this, so that a
+ * part that gives a slot back early (see spill) keeps its writes aligned and its MD5 on whole blocks.
+ */
+export const BLOCK = 4096;
+/** How often parts being received are checked for idleness; a part idle for a whole period gives its slot back. */
+const IDLE_CHECK_MS = 100;
+
+export interface PartWriterOptions {
+  /** A part body that sends no byte for this long is dropped (PartIdleError) and its slot and file handed back. */
+  idleTimeoutMs: number;
+}
+
+/** What the idle check needs of a part being received. */
+interface Receiving {
+  /** Body chunks so far; unchanged between two checks means idle for a period. */
+  chunks: number;
+  seen: number;
+  idleChecks: number;
+  /** Paused until a slot is free: waiting on us, not on its sender. */
+  waiting(): boolean;
+  spill(): void;
+  timeOut(): void;
+}
 
 /**
  * A small JSON file the worker writes (to a temporary name, then renamed) once the part is whole, with its `eTag`,
@@ -49,8 +75,8 @@ interface Pending {
  * that serves HTTP it would be the limit of every upload; the worker hashes up to four parts at once with a SIMD
  * kernel (md5x4.ts), three times OpenSSL's throughput when uploads send parts in parallel, as S3 clients do. The main
  * thread only copies socket bytes into slots of memory shared with the worker, 1 MiB at a time, and waits for a free
- * slot when the worker is behind, which stops reading the socket: memory stays at SLOTS x 1 MiB whatever the number
- * and size of parts.
+ * slot when the worker is behind, which stops reading the socket: memory stays at SLOTS x 1 MiB (plus under BLOCK
+ * bytes per silent part) whatever the number and size of parts.
  */
 export class PartWriter {
   private worker: Worker | undefined;
@@ -61,7 +87,11 @@ export class PartWriter {
   private readonly held = new Map<number, number>();
   private waiting: (() => void)[] = [];
   private readonly pending = new Map<number, Pending>();
+  private readonly receiving = new Set<Receiving>();
+  private idleCheck: NodeJS.Timeout | undefined;
   private nextStream = 1;
+
+  constructor(private readonly options: PartWriterOptions = { idleTimeoutMs: 60_000 }) {}
 
   /**
    * Starts the thread (and warms its kernel) before the first part needs it: booting it costs about 150 ms, which
@@ -82,6 +112,8 @@ export class PartWriter {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.idleCheck);
+    this.idleCheck = undefined;
     const worker = this.worker;
     if (!worker) return;
     this.fail(worker, new Error('the part writer was closed'));
@@ -161,6 +193,11 @@ export class PartWriter {
    * was a sixth of this thread's time. Waiting for a slot pauses the body, which stops reading its socket. On an error
    * the rest of the body is left to the HTTP server, which reads and drops it after the answer (clients that are still
    * sending stop when the answer comes).
+   *
+   * The slots are shared by every upload, so a part must not keep one while its sender is silent: sixteen stalled
+   * senders would otherwise hold them all and stop every upload of every tenant. A part idle for a check period
+   * spills: the whole blocks of its slot go to the worker as a shorter segment, the rest (under BLOCK bytes) is kept
+   * here and leads the part's next slot.
    */
   private pump(body: Readable, worker: Worker, stream: number, maxBytes: number, result: Promise<unknown>): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -170,10 +207,37 @@ export class PartWriter {
       let waiting = false;
       let ended = false;
       let settled = false;
-      const send = (type: 'data' | 'end') => {
-        worker.postMessage({ type, stream, offset, length: filled } satisfies ToWorker);
+      /** Bytes of a spilled slot that did not make a whole block, for the next slot. */
+      let carried: Buffer | undefined;
+      const send = (type: 'data' | 'end', length = filled) => {
+        worker.postMessage({ type, stream, offset, length } satisfies ToWorker);
         offset = -1;
         filled = 0;
+      };
+      const hold = (slot: number) => {
+        offset = slot;
+        if (!carried) return;
+        this.slots.fill(carried, offset);
+        filled = carried.length;
+        carried = undefined;
+      };
+      const receiving: Receiving = {
+        chunks: 0,
+        seen: 0,
+        idleChecks: 0,
+        waiting: () => waiting,
+        spill: () => {
+          if (offset < 0 || waiting || settled) return;
+          const whole = filled - (filled % BLOCK);
+          if (whole < filled) carried = Buffer.from(this.slots.subarray(offset + whole, offset + filled));
+          if (whole) send('data', whole);
+          else {
+            this.giveBack(stream, offset);
+            offset = -1;
+            filled = 0;
+          }
+        },
+        timeOut: () => settle(new PartIdleError(`no byte of the part arrived for ${this.options.idleTimeoutMs / 1000} s; send the part again`)),
       };
       const settle = (error?: Error) => {
         if (settled) return;
@@ -181,20 +245,24 @@ export class PartWriter {
         body.off('data', onData);
         body.off('end', onEnd);
         stopWatching();
+        this.unwatch(receiving);
         if (!error) return resolve();
         if (offset >= 0) this.giveBack(stream, offset);
         reject(error);
       };
       /** Goes on with `then` once `offset` holds a slot: at once when one is free, else after waiting with the body paused. */
       const withSlot = (then: () => void) => {
-        if (offset < 0) offset = this.take(stream);
+        if (offset < 0) {
+          const slot = this.take(stream);
+          if (slot >= 0) hold(slot);
+        }
         if (offset >= 0) return then();
         waiting = true;
         body.pause();
         this.acquire(stream, result).then((slot) => {
           waiting = false;
           if (settled) return this.giveBack(stream, slot);
-          offset = slot;
+          hold(slot);
           then();
           if (!waiting && !settled && !ended) body.resume();
         }, settle);
@@ -214,6 +282,7 @@ export class PartWriter {
       };
       const finish = () => withSlot(() => (send('end'), settle()));
       const onData = (chunk: Buffer) => {
+        receiving.chunks++;
         size += chunk.length;
         if (size > maxBytes) return settle(new PartTooLargeError(`a part may not be larger than ${maxBytes} bytes`));
         copy(chunk, 0);
@@ -226,6 +295,35 @@ export class PartWriter {
       const stopWatching = finished(body, (error) => error && settle(error));
       body.on('data', onData);
       body.on('end', onEnd);
+      this.watch(receiving);
     });
+  }
+
+  private watch(part: Receiving): void {
+    this.receiving.add(part);
+    if (this.idleCheck) return;
+    this.idleCheck = setInterval(() => this.checkIdle(), IDLE_CHECK_MS);
+    this.idleCheck.unref();
+  }
+
+  private unwatch(part: Receiving): void {
+    this.receiving.delete(part);
+    if (this.receiving.size || !this.idleCheck) return;
+    clearInterval(this.idleCheck);
+    this.idleCheck = undefined;
+  }
+
+  /** Parts that received nothing since the last check spill their slot; those idle for the timeout are dropped. */
+  private checkIdle(): void {
+    for (const part of this.receiving) {
+      if (part.chunks !== part.seen || part.waiting()) {
+        part.seen = part.chunks;
+        part.idleChecks = 0;
+        continue;
+      }
+      part.idleChecks++;
+      if (part.idleChecks * IDLE_CHECK_MS >= this.options.idleTimeoutMs) part.timeOut();
+      else part.spill();
+    }
   }
 }

@@ -3,7 +3,7 @@ import { ApiError } from '../platform/errors.ts';
 import { contentTypeOf } from './contentTypes.ts';
 import { parseRange } from './range.ts';
 import type { FsObjectStore } from './fsStore.ts';
-import { PartTooLargeError } from './fsUploads.ts';
+import { PartIdleError, PartTooLargeError } from './fsUploads.ts';
 import { StoreError } from './objectStore.ts';
 
 /** Browsers on any origin may PUT parts and GET objects (a player on the tenant's site, an upload widget). */
@@ -25,7 +25,10 @@ function keyOf(request: FastifyRequest, prefix: string): string {
 function checkExpiry(expires: string | undefined): number {
   const at = Number(expires);
   if (!expires || !Number.isInteger(at)) throw new ApiError(403, 'url_signature_invalid', 'The URL is not signed (expires is missing)');
-  if (at < Date.now() / 1000) throw new ApiError(403, 'url_expired', `The URL expired at ${new Date(at * 1000).toISOString()}; ask for a new one`);
+  if (at < Date.now() / 1000) {
+    const when = new Date(at * 1000);
+    throw new ApiError(403, 'url_expired', `The URL expired${Number.isNaN(when.getTime()) ? '' : ` at ${when.toISOString()}`}; ask for a new one`);
+  }
   return at;
 }
 
@@ -63,6 +66,11 @@ export async function storageRoutes(app: FastifyInstance, { store }: { store: Fs
     } catch (e) {
       if (e instanceof StoreError) throw new ApiError(404, 'upload_not_found', e.message);
       if (e instanceof PartTooLargeError) throw new ApiError(413, 'part_too_large', e.message);
+      if (e instanceof PartIdleError) {
+        // The rest of the body may never come: the connection cannot be kept for another request.
+        reply.header('connection', 'close');
+        throw new ApiError(408, 'part_timeout', e.message);
+      }
       if ((e as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' || (e as NodeJS.ErrnoException).code === 'ECONNRESET') {
         throw new ApiError(400, 'part_incomplete', 'The part body ended before all of its bytes arrived; send the part again');
       }
