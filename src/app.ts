@@ -3,7 +3,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import addFormats from 'ajv-formats';
 import type { PlatformContext } from './context.ts';
 import { authPlugin } from './platform/auth.ts';
+import { clientErrorHandler, registerHostRequirement } from './platform/clientErrors.ts';
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
+import { platformFormats } from './platform/formats.ts';
 import { registerHealth } from './platform/health.ts';
 import { ListCache } from './platform/listCache.ts';
 import { registerOpenApi } from './platform/openapi.ts';
@@ -35,17 +37,22 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     logger,
     trustProxy: true,
     frameworkErrors,
+    clientErrorHandler,
+    // Node would answer a Host-less HTTP/1.1 request itself, with an empty 400; registerHostRequirement does, in our shape.
+    http: { requireHostHeader: false },
     // Fastify's default (100) would answer 414 for ids the spec allows (event ids up to 128 characters); schemas limit them.
     routerOptions: { maxParamLength: 512 },
     ajv: {
       // Query arrays: one value or many; booleans and numbers from strings. Unknown properties are ignored, not rejected.
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true },
-      plugins: [addFormats as any],
+      // platformFormats narrows ajv-formats' uuid and date-time to what PostgreSQL stores; it must come after.
+      plugins: [addFormats as any, platformFormats],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
+  registerHostRequirement(app);
   registerBodyParsing(app);
   await registerOpenApi(app, config.publicUrl.origin);
   await app.register(authPlugin, {

@@ -1,12 +1,18 @@
-import type { FastifyInstance } from 'fastify';
-import { validationError } from './errors.ts';
+// String.prototype.isWellFormed (in Node 20) is newer than the library of our ES2022 target.
+/// <reference lib="es2024.string" />
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, validationError, type FieldError } from './errors.ts';
 
 /**
  * Request bodies are JSON. Fastify also parses text/plain by default, which would turn a wrong Content-Type into a
- * confusing "body must be object"; without that parser a wrong type is a 415. An empty body with a JSON
- * Content-Type (many clients send one on DELETE) is no body at all, so body-less operations accept it and the
- * others answer "body: must be object". Strings with NUL characters are refused up front: PostgreSQL cannot store
- * them, and a field-named 400 is clearer than a failed query.
+ * confusing "body must be object"; without that parser a wrong type is a 415. An empty body is no body at all,
+ * whatever its framing (`Content-Length: 0`, or chunked with no chunk), without Content-Type or with a JSON one (many
+ * clients send one on DELETE): body-less operations accept it and the others answer "body: must be object".
+ *
+ * Every string and key in the query, path and body is checked before validation: PostgreSQL can store neither a NUL
+ * character nor a lone UTF-16 surrogate (JSON's `"\ud800"`, refused by jsonb and by text), and a field-named 400 is
+ * clearer than a failed query. Numbers are checked after validation, once Ajv has coerced query strings: it turns
+ * `Infinity` and `1e309` into ±Infinity and then skips `minimum`/`maximum` for them.
  */
 export function registerBodyParsing(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
@@ -17,22 +23,76 @@ export function registerBodyParsing(app: FastifyInstance): void {
     if (text.trim() === '') return done(null, undefined);
     return parseJson(request, text, done);
   });
-  app.addHook('preValidation', async (request) => {
-    const field = nulField(request.query, '') ?? nulField(request.params, '') ?? nulField(request.body, '');
-    if (field !== undefined) throw validationError(field || 'body', 'must not contain NUL (\\u0000) characters');
-  });
+  app.addContentTypeParser('*', emptyOrUnsupported);
+  app.addHook('preValidation', async (request) => refuse(request, storableString));
+  app.addHook('preHandler', async (request) => refuse(request, finiteNumber));
 }
 
-/** The dotted path of the first string (or key) holding a NUL character, or undefined. */
-export function nulField(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-  for (const [key, v] of entries) {
-    const at = path ? `${path}.${key}` : key;
-    if (key.includes('\0')) return at;
-    const found = nulField(v, at);
-    if (found !== undefined) return found;
+/**
+ * The parser of every Content-Type but JSON. Fastify also sends here a request without Content-Type that is chunked
+ * (it cannot know the body is empty before reading it): an empty one is no body; any other body is a 415. A request
+ * no operation matches is left to the 404 answer, whatever it carries.
+ */
+function emptyOrUnsupported(request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void {
+  if (request.is404) return done(null, undefined);
+  const unsupported = new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
+  if (request.headers['content-type'] !== undefined) return done(unsupported);
+  const settle = (err: Error | null) => {
+    payload.removeListener('data', onData).removeListener('end', onEnd).removeListener('error', settle);
+    done(err, undefined);
+  };
+  const onData = (chunk: Buffer | string) => {
+    if (chunk.length > 0) settle(unsupported);
+  };
+  const onEnd = () => settle(null);
+  payload.on('data', onData).on('end', onEnd).on('error', settle);
+}
+
+/** What a check says of one string, key or number: undefined when it is acceptable, else the message. */
+type Check = (value: string | number) => string | undefined;
+
+const storableString: Check = (value) => {
+  if (typeof value !== 'string') return undefined;
+  if (value.includes('\0')) return 'must not contain NUL (\\u0000) characters';
+  if (!value.isWellFormed()) return 'must be well-formed Unicode (no lone UTF-16 surrogate such as \\ud800)';
+  return undefined;
+};
+
+const finiteNumber: Check = (value) => (typeof value === 'number' && !Number.isFinite(value) ? 'must be a finite number' : undefined);
+
+function refuse(request: FastifyRequest, check: Check): void {
+  const found = refusedField(request.query, check) ?? refusedField(request.params, check) ?? refusedField(request.body, check);
+  if (found) throw validationError(found.field || 'body', found.message);
+}
+
+interface Visit {
+  value: unknown;
+  key: string;
+  parent: Visit | undefined;
+}
+
+/**
+ * The first string, key or number (in document order) that `check` refuses, with its dotted path. The walk keeps
+ * its own stack: a body nested thousands deep would overflow the call stack of a recursive one. Paths are built only
+ * for the field found, from parent links, so that deep nesting costs linear time and memory.
+ */
+export function refusedField(root: unknown, check: Check): FieldError | undefined {
+  const stack: Visit[] = [{ value: root, key: '', parent: undefined }];
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    const { value, parent } = visit;
+    const inObject = parent !== undefined && !Array.isArray(parent.value);
+    const message = (inObject ? check(visit.key) : undefined) ?? (typeof value === 'string' || typeof value === 'number' ? check(value) : undefined);
+    if (message) return { field: pathOf(visit), message };
+    if (value === null || typeof value !== 'object') continue;
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+    // Reversed, so that the first entry is the next one popped.
+    for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i][1], key: entries[i][0], parent: visit });
   }
   return undefined;
+}
+
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let v: Visit | undefined = visit; v?.parent; v = v.parent) keys.push(v.key);
+  return keys.reverse().join('.');
 }

@@ -3,11 +3,13 @@ import type { FastifyError } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
+import { ApiError } from '../../platform/errors.ts';
 import * as s from './schemas.ts';
 import * as admin from './service.ts';
 
 const ref = Type.Ref('Error');
 const errors = { 400: ref, 401: ref, 404: ref, 409: ref };
+const BASIC_CHALLENGE = 'Basic realm="mediaplane"';
 
 /** The operator's API: tenants and their legacy OAuth clients, guarded by the admin token. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
@@ -49,15 +51,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { 
 export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number }> = async (app, { db, ttlSeconds }) => {
   // Form bodies are accepted here only; every other operation takes JSON.
   await app.register(formbody);
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.statusCode === undefined || error.statusCode >= 500) {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const refusal = oauthRefusal(error);
+    if (!refusal) {
       request.log.error({ err: error }, 'unhandled error');
       return reply.status(500).send({ error: 'server_error', error_description: 'An unexpected error occurred; it has been logged' });
     }
-    const description = error.validation
-      ? `client_id, client_secret and grant_type must each be given once as form fields (${error.message})`
-      : `The request could not be read: send application/x-www-form-urlencoded fields (${error.message})`;
-    return reply.status(400).send({ error: 'invalid_request', error_description: description });
+    if (refusal.error === 'invalid_client' && /^basic\s/i.test(request.headers.authorization ?? '')) reply.header('www-authenticate', BASIC_CHALLENGE);
+    return reply.status(refusal.error === 'invalid_client' ? 401 : 400).send(refusal);
   });
 
   app.post('/oauth/token', {
@@ -89,8 +90,37 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number
       return await admin.issueToken(db, form, ttlSeconds);
     } catch (e) {
       if (!(e instanceof admin.OAuthError)) throw e;
-      if (e.error === 'invalid_client' && basic) reply.header('www-authenticate', 'Basic realm="mediaplane"');
+      if (e.error === 'invalid_client' && basic) reply.header('www-authenticate', BASIC_CHALLENGE);
       return reply.status(e.error === 'invalid_client' ? 401 : 400).send({ error: e.error, error_description: e.description });
     }
   });
 };
+
+/** A PostgreSQL refusal of text it cannot take (a NUL character): the request's fault, as in platform/errors.ts. */
+const isUnstorableText = (error: unknown) => {
+  const pgCode = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
+  return pgCode === '22021' || pgCode === '22P05';
+};
+
+/**
+ * What the platform throws before the handler runs (the NUL check, validation, body parsing: our ApiError or
+ * Fastify's errors) in RFC 6749's words: a refused authentication is `invalid_client`, any other refusal of the
+ * request `invalid_request`; undefined for a server fault.
+ */
+function oauthRefusal(error: FastifyError | ApiError): OAuthRefusal | undefined {
+  if (isUnstorableText(error)) return { error: 'invalid_request', error_description: 'The request holds characters that cannot be stored (such as NUL)' };
+  const status = error instanceof ApiError ? error.httpStatus : error.statusCode;
+  if (status === undefined || status < 400 || status >= 500) return undefined;
+  return { error: status === 401 ? 'invalid_client' : 'invalid_request', error_description: describeRefusal(error) };
+}
+
+interface OAuthRefusal {
+  error: 'invalid_request' | 'invalid_client';
+  error_description: string;
+}
+
+function describeRefusal(error: FastifyError | ApiError): string {
+  if (error instanceof ApiError) return error.message;
+  if (error.validation) return `client_id, client_secret and grant_type must each be given once as form fields (${error.message})`;
+  return `The request could not be read: send application/x-www-form-urlencoded fields (${error.message})`;
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, count, eq, gt, lt } from 'drizzle-orm';
+import { and, count, eq, gt, lt, or } from 'drizzle-orm';
 import type { Db, Queryable } from '../../db/client.ts';
 import { collectionVersions } from '../../db/collectionVersions.ts';
 import { principalColumns, toPrincipal } from '../../db/principal.ts';
@@ -7,7 +7,7 @@ import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
 import { conflict, notFound, validationError } from '../../platform/errors.ts';
 import { textSearch } from '../../platform/filters.ts';
-import { newId } from '../../platform/ids.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { isRoleType, type RoleType } from '../../platform/roles.ts';
 import { createApiKey } from '../core/service.ts';
@@ -49,23 +49,41 @@ export async function listTenants(db: Queryable, req: PageRequest) {
   return envelope(rows.map(presentTenant), total, req);
 }
 
+/**
+ * Only a real UUID is compared with the uuid column (anything else would make PostgreSQL fail); every other string
+ * is a name. A DNS label can itself be shaped like a UUID, so such a string is tried as both, the id winning.
+ */
 async function tenantRow(db: Queryable, idOrName: string): Promise<TenantRow> {
-  const column = /^[0-9a-f-]{36}$/i.test(idOrName) ? tenants.id : tenants.name;
-  const [row] = await db.select().from(tenants).where(eq(column, idOrName.toLowerCase()));
+  const wanted = idOrName.toLowerCase();
+  const where = isUuid(wanted) ? or(eq(tenants.id, wanted), eq(tenants.name, wanted)) : eq(tenants.name, wanted);
+  const rows = await db.select().from(tenants).where(where);
+  const row = rows.find((r) => r.id === wanted) ?? rows[0];
   if (!row) throw notFound('tenant_not_found', 'Tenant', idOrName);
   return row;
 }
 
 export const getTenant = async (db: Queryable, idOrName: string) => presentTenant(await tenantRow(db, idOrName));
 
-export async function updateTenant(db: Queryable, id: string, patch: { status?: string; channelsLimit?: number; statusMessage?: string }) {
-  if (patch.status !== undefined && !(TENANT_STATUSES as readonly string[]).includes(patch.status)) {
+export interface TenantPatch {
+  status?: string;
+  statusMessage?: string;
+  channelsLimit?: number;
+}
+
+/**
+ * The operator changes a tenant's status and limits, nothing else: other properties (`name`, `id`, dates) are
+ * ignored like any unknown one. A name is not renamed: it is the tenant's host (`{name}.{public domain}`) and how
+ * the CLI and scripts find it (docs/decisions.md, "Tenants are not renamed").
+ */
+export async function updateTenant(db: Queryable, idOrName: string, patch: TenantPatch) {
+  const { status, statusMessage, channelsLimit } = patch;
+  if (status !== undefined && !(TENANT_STATUSES as readonly string[]).includes(status)) {
     throw validationError('status', `must be one of ${TENANT_STATUSES.join(', ')}`);
   }
-  const row = await tenantRow(db, id);
+  const row = await tenantRow(db, idOrName);
   const [updated] = await db
     .update(tenants)
-    .set({ ...patch, lastModificationDate: new Date() })
+    .set({ status, statusMessage, channelsLimit, lastModificationDate: new Date() })
     .where(eq(tenants.id, row.id))
     .returning();
   return presentTenant(updated);
@@ -89,10 +107,17 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * Control characters (NUL above all, which PostgreSQL cannot even compare) are in no client id or secret we issue,
+ * and RFC 7617 forbids them in Basic credentials: such credentials are refused before the database sees them.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 export async function issueToken(db: Queryable, form: Record<string, string | undefined>, ttlSeconds: number) {
   const { client_id: clientId, client_secret: secret, grant_type: grantType } = form;
   if (!clientId || !secret || !grantType) throw new OAuthError('invalid_request', 'client_id, client_secret and grant_type are required');
   if (grantType !== 'client_credentials') throw new OAuthError('unsupported_grant_type', 'Only client_credentials is supported');
+  if (CONTROL_CHARACTER.test(clientId) || CONTROL_CHARACTER.test(secret)) throw new OAuthError('invalid_client', 'Client authentication failed');
   const [client] = await db
     .select({ tenantId: oauthClients.tenantId, secretHash: oauthClients.secretHash, status: tenants.status })
     .from(oauthClients)

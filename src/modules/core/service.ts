@@ -7,7 +7,7 @@ import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { likePattern } from '../../platform/filters.ts';
-import { newId } from '../../platform/ids.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { prepared } from '../../platform/prepared.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
@@ -73,14 +73,25 @@ function present(row: Pick<typeof apiKeys.$inferSelect, 'id' | 'name' | 'roleTyp
   return { id: row.id, name: row.name, roleName: role.name, roleId: role.id, roleType: role.type, createdAt: row.createdAt };
 }
 
-export async function getApiKey(db: Queryable, tenantId: string, id: string) {
+/**
+ * A key id as PostgreSQL sees it. The uuid column matches any letter case (and the `uuid` format also lets
+ * `urn:uuid:` through), while ids compared or echoed in JS are the stored lowercase form: one id, one spelling.
+ */
+function keyIdOf(given: string): string {
+  if (!isUuid(given)) throw notFound('api_key_not_found', 'API key', given);
+  return given.toLowerCase();
+}
+
+export async function getApiKey(db: Queryable, tenantId: string, given: string) {
+  const id = keyIdOf(given);
   const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)));
   if (!row) throw notFound('api_key_not_found', 'API key', id);
   return present(row);
 }
 
-export async function updateApiKey(db: Queryable, tenantId: string, id: string, name: string, roleType: string) {
+export async function updateApiKey(db: Queryable, tenantId: string, given: string, name: string, roleType: string) {
   const role = checkRole(roleType);
+  const id = keyIdOf(given);
   return db.transaction(async (tx) => {
     if (role !== 'Admin') await keepOneAdminKey(tx, tenantId, id);
     const [row] = await tx
@@ -93,7 +104,8 @@ export async function updateApiKey(db: Queryable, tenantId: string, id: string, 
   });
 }
 
-export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
+export async function deleteApiKey(db: Queryable, tenantId: string, given: string): Promise<void> {
+  const id = keyIdOf(given);
   await db.transaction(async (tx) => {
     await keepOneAdminKey(tx, tenantId, id);
     const [row] = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning();
@@ -108,12 +120,15 @@ export async function deleteApiKey(db: Queryable, tenantId: string, id: string):
  */
 async function keepOneAdminKey(tx: Queryable, tenantId: string, changedKeyId: string): Promise<void> {
   await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
-  const admins = await tx
-    .select({ id: apiKeys.id })
+  // PostgreSQL compares the ids, as it does when it deletes or updates the key: no spelling of the id can differ.
+  const [admins] = await tx
+    .select({
+      changed: sql<number>`count(*) filter (where ${apiKeys.id} = ${changedKeyId})`.mapWith(Number),
+      others: sql<number>`count(*) filter (where ${apiKeys.id} <> ${changedKeyId})`.mapWith(Number),
+    })
     .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.roleType, 'Admin')))
-    .limit(2);
-  if (admins.length === 1 && admins[0].id === changedKeyId) {
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.roleType, 'Admin')));
+  if (admins.changed > 0 && admins.others === 0) {
     throw new ApiError(409, 'last_admin_key', 'This is the tenant\'s last Admin key; create another Admin key before deleting or demoting it');
   }
 }

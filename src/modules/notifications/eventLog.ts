@@ -1,5 +1,6 @@
 import { and, count, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
+import { storableDate } from '../../platform/dates.ts';
 import { validationError } from '../../platform/errors.ts';
 import { arrayParam, textSearch } from '../../platform/filters.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
@@ -17,8 +18,8 @@ const DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\
 
 function date(field: string, value: string | undefined): Date | undefined {
   if (value === undefined || value === '') return undefined;
-  const d = new Date(value);
-  if (!DATE.test(value) || Number.isNaN(d.getTime())) throw validationError(field, 'must be an ISO 8601 date or date-time');
+  const d = DATE.test(value) ? storableDate(value) : undefined;
+  if (!d) throw validationError(field, 'must be an ISO 8601 date or date-time');
   return d;
 }
 

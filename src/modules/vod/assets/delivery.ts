@@ -39,11 +39,15 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
       const key = `tenants/${tenantId}/vod/${assetId}/${outputId}/${path}`;
       const info = await ctx.store.head(key);
       if (!info) throw notFound();
-      reply.headers({ ...CORS, 'accept-ranges': 'bytes', 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable' });
+      reply.headers({ ...CORS, 'accept-ranges': 'bytes' });
       const range = parseRange(req.headers.range, info.size);
+      // Answered like the store's own download URLs: the one error body through the platform's error handler, and
+      // none of the caching headers below, which would let a cache keep the refusal for a year.
       if (range === 'unsatisfiable') {
-        return reply.status(416).header('content-range', `bytes */${info.size}`).send();
+        reply.header('content-range', `bytes */${info.size}`);
+        throw new ApiError(416, 'range_not_satisfiable', `The range ${req.headers.range} is outside the object's ${info.size} bytes`);
       }
+      reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable' });
       if (range) {
         reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`).header('content-length', range.end - range.start + 1);
       } else {

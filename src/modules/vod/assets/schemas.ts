@@ -116,8 +116,9 @@ export const VodAssetListQuery = Type.Object({
   statuses: Type.Optional(ArrayQuery),
   fileId: Type.Optional(Uuid),
   ids: Type.Optional(ArrayQuery),
-  durationFrom: Type.Optional(Type.Integer({ minimum: 0 })),
-  durationTo: Type.Optional(Type.Integer({ minimum: 0 })),
+  // The column is a bigint read as a JS number: beyond 2^53 - 1 neither side holds the value exactly.
+  durationFrom: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  durationTo: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
   presets: Type.Optional(ArrayQuery),
 });
 export const VodAssetList = Paged(VodAssetSummary);
