@@ -7,6 +7,7 @@ import { clientErrorHandler, registerHostRequirement } from './platform/clientEr
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { platformFormats } from './platform/formats.ts';
 import { registerHealth } from './platform/health.ts';
+import { registerIdSpelling } from './platform/ids.ts';
 import { ListCache } from './platform/listCache.ts';
 import { registerOpenApi } from './platform/openapi.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
@@ -54,6 +55,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   registerErrorHandling(app);
   registerHostRequirement(app);
   registerBodyParsing(app);
+  registerIdSpelling(app);
   await registerOpenApi(app, config.publicUrl.origin);
   await app.register(authPlugin, {
     adminToken,

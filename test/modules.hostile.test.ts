@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -158,5 +160,27 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     expect(part.status).toBe(206);
     expect(part.headers.get('content-range')).toBe(`bytes 0-9/${size}`);
     expect((await part.arrayBuffer()).byteLength).toBe(10);
+  }, 120_000);
+
+  it('an asset read, followed and deleted by its upper-case id: same answers, and its outputs leave the disk', async () => {
+    const t: TestTenant = await p.createTenant();
+    const fileId = await uploadFile(t, await makeClip(dir, `case-${kind}`, { width: 160, height: 90, seconds: 1, audio: [] }));
+    const { id } = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body;
+    const asset = (await waitFor(() => t.json('GET', `/vod/v1/assets/${id.toUpperCase()}`), (r) => ['Available', 'Error'].includes(r.body?.status), 90_000)).body;
+    expect(asset.status).toBe('Available');
+    expect(asset.id).toBe(id);
+    const outputs = join(p.config.dataDir, 'objects', 'tenants', t.id, 'vod', id);
+    const filesUnder = () => (existsSync(outputs) ? readdirSync(outputs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length : 0);
+    expect(filesUnder()).toBeGreaterThan(0);
+
+    const outputId: string = asset.outputs[0].id;
+    const progress = await t.json('POST', '/vod/v1/assets/outputs/progress', [{ id: id.toUpperCase(), outputs: [{ id: outputId.toUpperCase() }] }]);
+    expect(progress.status).toBe(200);
+    expect(progress.body).toEqual([{ id: id.toUpperCase(), outputs: [{ id: outputId, progressPercent: 100 }] }]);
+
+    expect((await t.json('DELETE', `/vod/v1/assets/${id.toUpperCase()}`)).status).toBe(200);
+    expect((await t.json('GET', `/vod/v1/assets/${id}`)).status).toBe(404);
+    expect(filesUnder()).toBe(0);
+    expect((await t.json('GET', `/vod/v1/files/${fileId}`)).body.vodAssets).toEqual([]);
   }, 120_000);
 });

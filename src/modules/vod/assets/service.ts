@@ -231,10 +231,12 @@ export async function outputsProgress(db: Queryable, tenantId: string, wanted: {
         .from(vodOutputs)
         .where(and(eq(vodOutputs.tenantId, tenantId), inArray(vodOutputs.assetId, assetIds)))
     : [];
+  // Ids are compared here, not by PostgreSQL: in the stored lowercase spelling, whatever the caller's.
+  const same = (id: string, given: string) => id === given.toLowerCase();
   return wanted
-    .filter((w) => rows.some((r) => r.assetId === w.id))
+    .filter((w) => rows.some((r) => same(r.assetId, w.id)))
     .map((w) => ({
       id: w.id,
-      outputs: w.outputs.flatMap((o) => rows.filter((r) => r.assetId === w.id && r.id === o.id).map((r) => ({ id: r.id, progressPercent: r.progressPercent }))),
+      outputs: w.outputs.flatMap((o) => rows.filter((r) => same(r.assetId, w.id) && same(r.id, o.id)).map((r) => ({ id: r.id, progressPercent: r.progressPercent }))),
     }));
 }
