@@ -28,6 +28,7 @@ export const validationError = (field: string, message: string) =>
   new ApiError(400, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
 
 export const notFound = (code: string, what: string, id: string) => new ApiError(404, code, `${what} ${id} was not found`);
+export const unsupportedMediaType = () => new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
 
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 
@@ -86,7 +87,7 @@ function knownFastifyError(error: FastifyError): ApiError | undefined {
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new ApiError(414, 'uri_too_long', 'A path parameter is longer than the server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
+      return unsupportedMediaType();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'malformed_body', `The request body could not be parsed: ${error.message}`);

@@ -1,7 +1,7 @@
 // String.prototype.isWellFormed (in Node 20) is newer than the library of our ES2022 target.
 /// <reference lib="es2024.string" />
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, validationError, type FieldError } from './errors.ts';
+import { unsupportedMediaType, validationError, type FieldError } from './errors.ts';
 
 /**
  * Request bodies are JSON. Fastify also parses text/plain by default, which would turn a wrong Content-Type into a
@@ -35,7 +35,7 @@ export function registerBodyParsing(app: FastifyInstance): void {
  */
 function emptyOrUnsupported(request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void {
   if (request.is404) return done(null, undefined);
-  const unsupported = new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json for this operation');
+  const unsupported = unsupportedMediaType();
   if (request.headers['content-type'] !== undefined) return done(unsupported);
   const settle = (err: Error | null) => {
     payload.removeListener('data', onData).removeListener('end', onEnd).removeListener('error', settle);
