@@ -1,3 +1,6 @@
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '../platform/errors.ts';
+
 /**
  * Parses a single `Range: bytes=…` header against an object's size (RFC 9110 §14): `undefined` means serve the
  * whole object (no header, or one we do not support such as multiple ranges), `'unsatisfiable'` means 416.
@@ -19,4 +22,10 @@ export function parseRange(header: string | undefined, size: number): { start: n
   }
   if (start >= size || start > end) return 'unsatisfiable';
   return { start, end };
+}
+
+/** The 416 for a range `parseRange` found unsatisfiable: sets the `Content-Range` naming the size, answers the error to throw. */
+export function rangeNotSatisfiable(reply: FastifyReply, header: string | undefined, size: number): ApiError {
+  reply.header('content-range', `bytes */${size}`);
+  return new ApiError(416, 'range_not_satisfiable', `The range ${header} is outside the object's ${size} bytes`);
 }

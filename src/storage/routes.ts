@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../platform/errors.ts';
 import { contentTypeOf } from './contentTypes.ts';
-import { parseRange } from './range.ts';
+import { parseRange, rangeNotSatisfiable } from './range.ts';
 import type { FsObjectStore } from './fsStore.ts';
 import { PartIdleError, PartTooLargeError } from './fsUploads.ts';
 import { StoreError } from './objectStore.ts';
@@ -90,10 +90,7 @@ export async function storageRoutes(app: FastifyInstance, { store }: { store: Fs
     reply.header('content-type', contentTypeOf(key)).header('accept-ranges', 'bytes').header('cache-control', 'private, max-age=60');
     if (q.filename) reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(q.filename)}`);
     const range = parseRange(request.headers.range, info.size);
-    if (range === 'unsatisfiable') {
-      reply.header('content-range', `bytes */${info.size}`);
-      throw new ApiError(416, 'range_not_satisfiable', `The range ${request.headers.range} is outside the object's ${info.size} bytes`);
-    }
+    if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, request.headers.range, info.size);
     if (!range) return reply.header('content-length', info.size).send(await store.getStream(key));
     return reply
       .status(206)

@@ -4,7 +4,7 @@ import type { PlatformContext } from '../../../context.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { contentTypeOf } from '../../../storage/contentTypes.ts';
-import { parseRange } from '../../../storage/range.ts';
+import { parseRange, rangeNotSatisfiable } from '../../../storage/range.ts';
 import { vodOutputs } from './tables.ts';
 
 const CORS = {
@@ -43,10 +43,7 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
       const range = parseRange(req.headers.range, info.size);
       // Answered like the store's own download URLs: the one error body through the platform's error handler, and
       // none of the caching headers below, which would let a cache keep the refusal for a year.
-      if (range === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${info.size}`);
-        throw new ApiError(416, 'range_not_satisfiable', `The range ${req.headers.range} is outside the object's ${info.size} bytes`);
-      }
+      if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
       reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable' });
       if (range) {
         reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`).header('content-length', range.end - range.start + 1);
