@@ -71,12 +71,14 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   void reply.status(known.httpStatus).send(known.body());
 }
 
-function knownFastifyError(error: FastifyError): ApiError | undefined {
-  // PostgreSQL refuses text it cannot encode (a NUL character); that is bad input, not a server fault.
+/** PostgreSQL refused text it cannot encode (a NUL character): bad input, not a server fault. */
+export function isUnstorableText(error: unknown): boolean {
   const pgCode = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
-  if (pgCode === '22021' || pgCode === '22P05') {
-    return new ApiError(400, 'validation_failed', 'The request holds characters that cannot be stored (such as NUL)');
-  }
+  return pgCode === '22021' || pgCode === '22P05';
+}
+
+function knownFastifyError(error: FastifyError): ApiError | undefined {
+  if (isUnstorableText(error)) return new ApiError(400, 'validation_failed', 'The request holds characters that cannot be stored (such as NUL)');
   switch (error.code) {
     // The disk (or the user's quota) is full: the server's condition, not the request's, and one that passes.
     case 'ENOSPC':

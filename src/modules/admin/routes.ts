@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
-import { ApiError } from '../../platform/errors.ts';
+import { ApiError, isUnstorableText } from '../../platform/errors.ts';
 import * as s from './schemas.ts';
 import * as admin from './service.ts';
 
@@ -94,12 +94,6 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number
       return reply.status(e.error === 'invalid_client' ? 401 : 400).send({ error: e.error, error_description: e.description });
     }
   });
-};
-
-/** A PostgreSQL refusal of text it cannot take (a NUL character): the request's fault, as in platform/errors.ts. */
-const isUnstorableText = (error: unknown) => {
-  const pgCode = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
-  return pgCode === '22021' || pgCode === '22P05';
 };
 
 /**
