@@ -7,7 +7,7 @@ import { tenants } from '../../db/tenants.ts';
 import { type Principal, sha256 } from '../../platform/auth.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { likePattern } from '../../platform/filters.ts';
-import { isUuid, newId } from '../../platform/ids.ts';
+import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { prepared } from '../../platform/prepared.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
@@ -73,25 +73,14 @@ function present(row: Pick<typeof apiKeys.$inferSelect, 'id' | 'name' | 'roleTyp
   return { id: row.id, name: row.name, roleName: role.name, roleId: role.id, roleType: role.type, createdAt: row.createdAt };
 }
 
-/**
- * A key id as PostgreSQL sees it. The uuid column matches any letter case (and the `uuid` format also lets
- * `urn:uuid:` through), while ids compared or echoed in JS are the stored lowercase form: one id, one spelling.
- */
-function keyIdOf(given: string): string {
-  if (!isUuid(given)) throw notFound('api_key_not_found', 'API key', given);
-  return given.toLowerCase();
-}
-
-export async function getApiKey(db: Queryable, tenantId: string, given: string) {
-  const id = keyIdOf(given);
+export async function getApiKey(db: Queryable, tenantId: string, id: string) {
   const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)));
   if (!row) throw notFound('api_key_not_found', 'API key', id);
   return present(row);
 }
 
-export async function updateApiKey(db: Queryable, tenantId: string, given: string, name: string, roleType: string) {
+export async function updateApiKey(db: Queryable, tenantId: string, id: string, name: string, roleType: string) {
   const role = checkRole(roleType);
-  const id = keyIdOf(given);
   return db.transaction(async (tx) => {
     if (role !== 'Admin') await keepOneAdminKey(tx, tenantId, id);
     const [row] = await tx
@@ -104,8 +93,7 @@ export async function updateApiKey(db: Queryable, tenantId: string, given: strin
   });
 }
 
-export async function deleteApiKey(db: Queryable, tenantId: string, given: string): Promise<void> {
-  const id = keyIdOf(given);
+export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
   await db.transaction(async (tx) => {
     await keepOneAdminKey(tx, tenantId, id);
     const [row] = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning();
