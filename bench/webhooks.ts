@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createTenant } from '../src/modules/admin/service.ts';
-import { recordEvent } from '../src/modules/notifications/events.ts';
+import { recordEvent } from '../src/platform/events.ts';
 import { createWebhook, getSignatureSecret } from '../src/modules/notifications/service.ts';
 import { signatureHeaders } from '../src/modules/notifications/signing.ts';
 import { openPlatform, type Platform } from '../src/server.ts';

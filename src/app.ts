@@ -8,21 +8,12 @@ import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { platformFormats } from './platform/formats.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
-import { ListCache } from './platform/listCache.ts';
 import { registerOpenApi } from './platform/openapi.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
 import { ErrorBody } from './platform/schemas.ts';
-import { adminRoutes, oauthRoutes } from './modules/admin/routes.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
-import { coreRoutes } from './modules/core/routes.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
-import { notificationsRoutes } from './modules/notifications/routes.ts';
-import { transcoderRoutes } from './modules/transcoder/routes.ts';
-import { defineFileJobs } from './modules/vod/files.jobs.ts';
-import { defineAssetJobs } from './modules/vod/assets/jobs.ts';
-import { vodAssetRoutes } from './modules/vod/assets/routes.ts';
-import { registerVodDelivery } from './modules/vod/assets/delivery.ts';
-import { fileRoutes } from './modules/vod/files.routes.ts';
+import { MODULES } from './modules/index.ts';
 import { FsObjectStore } from './storage/fsStore.ts';
 import { storageRoutes } from './storage/routes.ts';
 
@@ -31,7 +22,10 @@ export interface AppOptions {
   logger?: boolean | object;
 }
 
-/** The HTTP side: platform plugins first, then each module's routes. */
+/**
+ * The HTTP side: platform plugins first, then each module's routes. Authentication asks the two modules that own
+ * principals (admin: OAuth bearer tokens, core: API keys) directly: it is the platform's, not a per-module hook.
+ */
 export async function buildApp(ctx: PlatformContext, { adminToken, logger = false }: AppOptions): Promise<FastifyInstance> {
   const { config, database, db } = ctx;
   const app = Fastify({
@@ -67,17 +61,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   });
   registerHealth(app, database.ping);
 
-  await app.register(adminRoutes, { db });
-  await app.register(oauthRoutes, { db, ttlSeconds: config.oauthTokenTtlSeconds });
-  const listCache = config.listCacheBytes ? new ListCache(config.listCacheBytes) : undefined;
-  await app.register(coreRoutes, { db, listCache });
-  await app.register(transcoderRoutes, { listCache });
-  await defineFileJobs(ctx);
-  await defineAssetJobs(ctx);
-  await app.register(vodAssetRoutes, { ctx });
-  registerVodDelivery(app, ctx);
-  await app.register(fileRoutes, { ctx });
   if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
-  await app.register(notificationsRoutes, { db, webhooks: config.webhooks });
+  for (const module of MODULES) await module.routes?.(app, ctx);
   return app;
 }

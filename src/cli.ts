@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { loadConfig } from './config.ts';
+import { environmentWith, loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { openPlatform } from './server.ts';
 import { adminClient } from './cli/adminClient.ts';
@@ -10,9 +10,9 @@ const program = new Command('mediaplane').description('Mediaplane: a self-hostab
 program
   .command('serve', { isDefault: true })
   .description('start the platform (API on PORT, default 8080)')
-  .option('--role <role>', 'all (default), api or worker', process.env.MEDIAPLANE_ROLE ?? 'all')
-  .action(async (opts: { role: string }) => {
-    const config = loadConfig({ ...process.env, MEDIAPLANE_ROLE: opts.role });
+  .option('--role <role>', 'all (default), api, worker or live; overrides MEDIAPLANE_ROLE')
+  .action(async (opts: { role?: string }) => {
+    const config = loadConfig(opts.role ? environmentWith({ MEDIAPLANE_ROLE: opts.role }) : undefined);
     const platform = await openPlatform(config, {
       logger: { level: config.logLevel },
       onAdminTokenCreated: (token, path) =>

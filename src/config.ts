@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { PROCESS_ROLES, type ProcessRole } from './platform/module.ts';
 
 /** Every environment variable the platform reads, parsed and validated once. */
 export interface Config {
@@ -9,13 +10,19 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL connection string; unset means embedded PGlite under `dataDir`. */
   databaseUrl: string | undefined;
+  /** PostgreSQL connections per process. */
+  databasePoolSize: number;
   adminToken: string | undefined;
   oauthTokenTtlSeconds: number;
   logLevel: string;
-  /** `all` (default): API and workers in one process; `api` or `worker` to scale them apart. */
-  role: 'all' | 'api' | 'worker';
+  /** `all` (default): every role in one process; `api`, `worker` or `live` to scale them apart (`platform/module.ts`). */
+  role: 'all' | ProcessRole;
   /** Transcodes one worker process runs at once; each ffmpeg already uses every core. */
   transcodeConcurrency: number;
+  /** How often a worker re-queues outputs of a dead worker and removes expired outputs. */
+  sweepIntervalMs: number;
+  /** S3 region when `MEDIAPLANE_STORAGE_URL` names none. */
+  awsRegion: string;
   /** `s3://bucket?endpoint=...&region=...&forcePathStyle=true`; unset means files under `<dataDir>/objects`. */
   storageUrl: string | undefined;
   /** Key for the embedded store's signed URLs; unset means one generated once and kept in the data directory. */
@@ -86,9 +93,21 @@ function positiveNumber(name: string, value: string | undefined, fallback: numbe
 
 function role(value: string | undefined): Config['role'] {
   if (!value) return 'all';
-  if (value === 'all' || value === 'api' || value === 'worker') return value;
-  throw new Error(`MEDIAPLANE_ROLE must be all, api or worker, got "${value}"`);
+  if (value === 'all' || (PROCESS_ROLES as readonly string[]).includes(value)) return value as Config['role'];
+  throw new Error(`MEDIAPLANE_ROLE must be all, api, worker or live, got "${value}"`);
 }
+
+/**
+ * The ffmpeg and ffprobe to run (`FFMPEG_PATH`, `FFPROBE_PATH`). Read at each run, not once at start: the media
+ * pipeline is a library used without a loaded Config (tests, bench), and an operator may fix a path without a restart.
+ */
+export const mediaTools = (env: NodeJS.ProcessEnv = process.env): { ffmpeg: string; ffprobe: string } => ({
+  ffmpeg: env.FFMPEG_PATH || 'ffmpeg',
+  ffprobe: env.FFPROBE_PATH || 'ffprobe',
+});
+
+/** The process's environment with some variables set as if they were in it (the CLI's `--role`). */
+export const environmentWith = (vars: Record<string, string | undefined>): NodeJS.ProcessEnv => ({ ...process.env, ...vars });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const publicUrl = new URL(env.MEDIAPLANE_PUBLIC_URL ?? `http://localhost:${env.PORT ?? 8080}`);
@@ -98,11 +117,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicUrl,
     dataDir: resolve(env.MEDIAPLANE_DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: positive('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 10),
     adminToken: env.MEDIAPLANE_ADMIN_TOKEN || undefined,
     oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
     transcodeConcurrency: Math.max(1, int('MEDIAPLANE_TRANSCODE_CONCURRENCY', env.MEDIAPLANE_TRANSCODE_CONCURRENCY, 1)),
+    sweepIntervalMs: positive('MEDIAPLANE_SWEEP_INTERVAL_MS', env.MEDIAPLANE_SWEEP_INTERVAL_MS, 10_000),
+    awsRegion: env.AWS_REGION || 'us-east-1',
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
     urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
     uploadPartSize: int('MEDIAPLANE_UPLOAD_PART_SIZE', env.MEDIAPLANE_UPLOAD_PART_SIZE, 0) || undefined,

@@ -4,16 +4,14 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
-import type { PlatformContext, WorkerStarter } from './context.ts';
+import type { PlatformContext } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
-import { startWebhookDispatcher } from './modules/notifications/dispatcher.ts';
-import { startEventRetention } from './modules/notifications/retention.ts';
+import { MODULES, moduleEventTypes } from './modules/index.ts';
+import { setEventCatalogue } from './platform/events.ts';
+import { ListCache } from './platform/listCache.ts';
+import { createLogger } from './platform/logger.ts';
+import type { ProcessRole } from './platform/module.ts';
 import { openObjectStore } from './storage/open.ts';
-import { startFileWorkers } from './modules/vod/files.jobs.ts';
-import { startAssetWorkers } from './modules/vod/assets/jobs.ts';
-
-/** Each module's workers; a module with job handlers adds its starter here. */
-const WORKERS: WorkerStarter[] = [startWebhookDispatcher, startEventRetention, startFileWorkers, startAssetWorkers];
 
 export interface Platform {
   app: FastifyInstance;
@@ -23,26 +21,33 @@ export interface Platform {
   close(): Promise<void>;
 }
 
+/** Whether a process of this role runs work meant for `roles`: `all` runs every role's. */
+const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
+
 /** Opens the database (taking the data directory lock for embedded PGlite), migrates it and opens the platform. */
 export async function openPlatform(config: Config, opts: { logger?: boolean | object; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
+  const log = createLogger(config.logLevel);
   let database: Database | undefined;
   let jobs: JobQueue | undefined;
   const stopWorkers: (() => Promise<void>)[] = [];
   try {
+    setEventCatalogue(moduleEventTypes());
     database = await openDatabase(config);
     await database.migrate();
-    jobs = await JobQueue.start(database);
+    jobs = await JobQueue.start(database, log);
+    // Every role: the API sends to these queues in its own transactions, workers work them.
+    for (const job of MODULES.flatMap((m) => m.jobs ?? [])) await jobs.create(job);
     const store = await openObjectStore(config);
-    const ctx: PlatformContext = { config, database, db: database.db, jobs, store };
+    const listCache = config.listCacheBytes ? new ListCache(config.listCacheBytes) : undefined;
+    const ctx: PlatformContext = { config, database, db: database.db, jobs, store, log, listCache };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });
-    if (config.role !== 'api') {
-      for (const start of WORKERS) {
-        const stop = await start(ctx);
-        if (stop) stopWorkers.push(stop);
-      }
+    for (const worker of MODULES.flatMap((m) => m.workers ?? [])) {
+      if (!runsRole(config.role, worker.roles)) continue;
+      const stop = await worker.start(ctx);
+      if (stop) stopWorkers.push(stop);
     }
     const db = database;
     const queue = jobs;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { recordEvent } from '../src/modules/notifications/events.ts';
+import { recordEvent, type EventType } from '../src/platform/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { expectedSignatures, sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
 
@@ -211,7 +211,7 @@ describeEachDb('webhook delivery', (kind) => {
     const r = await receiver();
     await subscribe(t, r.url, ['VodAssetCreated']);
     // What the VOD module does inside the transaction of its state change.
-    for (const type of ['vod.asset.created', 'vod.asset.updated', 'vod.asset.deleted']) {
+    for (const type of ['vod.asset.created', 'vod.asset.updated', 'vod.asset.deleted'] as const) {
       await p.ctx.db.transaction((tx) => recordEvent(tx, t.id, type, { id: 'asset-1', name: type }));
     }
     await r.waitFor((all) => all.length >= 1);
@@ -221,7 +221,7 @@ describeEachDb('webhook delivery', (kind) => {
 
   it('refuses to record an event type that is not in the catalogue', async () => {
     const t = await p.createTenant();
-    await expect(p.ctx.db.transaction((tx) => recordEvent(tx, t.id, 'vod.asset.exploded', { id: 'x' }))).rejects.toThrow(/not in/);
+    await expect(p.ctx.db.transaction((tx) => recordEvent(tx, t.id, 'vod.asset.exploded' as EventType, { id: 'x' }))).rejects.toThrow(/not in/);
   });
 
   it('sends a webhook.test event on demand and answers what the receiver said', async () => {

@@ -1,8 +1,9 @@
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { recordEvent } from '../src/modules/notifications/events.ts';
+import { recordEvent } from '../src/platform/events.ts';
 import { deleteExpiredEvents } from '../src/modules/notifications/retention.ts';
-import { events, webhookDeliveries, type DeliveryStatus } from '../src/modules/notifications/tables.ts';
+import { events } from '../src/db/events.ts';
+import { webhookDeliveries, type DeliveryStatus } from '../src/modules/notifications/tables.ts';
 import { describeEachDb, startPlatform, type TestPlatform } from './helpers/platform.ts';
 
 /** Old events go, with their deliveries; an event that may still be delivered stays, however old. */

@@ -8,10 +8,8 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { initPgliteDir } from './pgliteInit.ts';
-import * as schema from './schema.ts';
-
-export type Schema = typeof schema;
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** The query builder; tables are imported where they are used (nothing reads `db.query`), so no schema is attached. */
+export type Db = PgDatabase<PgQueryResultHKT>;
 /** A transaction handle; service functions take `Db | Tx` so they compose inside one transaction. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type Queryable = Db | Tx;
@@ -30,15 +28,15 @@ const migrationsFolder = new URL('../../migrations', import.meta.url).pathname;
 // Any constant works; it only has to be the same for every Mediaplane process on one database.
 const MIGRATION_LOCK_KEY = 727_100_001;
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(join(opts.dataDir, 'pglite'));
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10) : openPglite(join(opts.dataDir, 'pglite'));
 }
 
 async function openPglite(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
   await initPgliteDir(dir);
   const client = await PGlite.create(dir);
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const db = drizzlePglite({ client }) as unknown as Db;
   return {
     db,
     kind: 'pglite',
@@ -51,11 +49,11 @@ async function openPglite(dir: string): Promise<Database> {
   };
 }
 
-async function openPostgres(url: string): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  const db = drizzlePg({ client: pool }) as unknown as Db;
   return {
     db,
     kind: 'postgres',

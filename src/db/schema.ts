@@ -1,8 +1,5 @@
+// The platform's own tables, for drizzle-kit (drizzle.config.ts); each module's tables are in its `tables.ts` or
+// `*.tables.ts`, which drizzle-kit finds itself.
 export * from './tenants.ts';
 export * from './collectionVersions.ts';
-// Every table, for drizzle-kit and the typed query builder.
-export * from '../modules/admin/tables.ts';
-export * from '../modules/core/tables.ts';
-export * from '../modules/notifications/tables.ts';
-export * from '../modules/vod/files.tables.ts';
-export * from '../modules/vod/assets/tables.ts';
+export * from './events.ts';

@@ -1,13 +1,10 @@
 import PgBoss from 'pg-boss';
 import type { Database, Queryable } from '../db/client.ts';
 import { executorOf } from '../db/txSql.ts';
+import type { Logger } from '../platform/logger.ts';
 
-/** A kind of durable job: its name, retry policy, how many run at once per process, and what it does. */
-export interface JobSpec<P extends object> {
-  name: string;
-  handler: (data: P, job: { id: string; retryCount: number }) => Promise<void>;
-  /** Jobs of this kind run at once in one worker process. */
-  concurrency?: number;
+/** A kind of durable job's retry policy: the queue is created with it. */
+export interface JobOptions {
   retryLimit?: number;
   retryDelaySeconds?: number;
   retryBackoff?: boolean;
@@ -15,6 +12,21 @@ export interface JobSpec<P extends object> {
   expireInSeconds?: number;
   pollingIntervalSeconds?: number;
 }
+
+/**
+ * A kind of durable job, made by `defineJob`. `send` and `work` take the same handle, so the payload a sender writes
+ * and the one a handler reads are the same type at compile time.
+ */
+export interface JobDefinition<P extends object> {
+  readonly name: string;
+  readonly options: JobOptions;
+  /** Never set: carries the payload type. */
+  readonly payload?: P;
+}
+
+export const defineJob = <P extends object>(name: string, options: JobOptions = {}): JobDefinition<P> => ({ name, options });
+
+export type JobHandler<P extends object> = (data: P, job: { id: string; retryCount: number }) => Promise<void>;
 
 export interface SendOptions {
   /** Enqueue inside this transaction: the job exists exactly when the rows it is about do. */
@@ -27,26 +39,27 @@ export interface SendOptions {
 export class JobQueue {
   private constructor(private readonly boss: PgBoss) {}
 
-  static async start(database: Database): Promise<JobQueue> {
+  static async start(database: Database, log: Logger): Promise<JobQueue> {
     const boss = new PgBoss({ db: { executeSql: database.executeSql }, schema: 'pgboss', supervise: true, schedule: false });
-    boss.on('error', (e) => console.error('[jobs]', e.message));
+    boss.on('error', (e) => log.error({ err: e }, 'job queue error'));
     await boss.start();
     return new JobQueue(boss);
   }
 
-  /** Creates the queue (idempotent); call once per kind before sending or working. */
-  async define<P extends object>(spec: JobSpec<P>): Promise<void> {
-    await this.boss.createQueue(spec.name, {
-      name: spec.name,
-      retryLimit: spec.retryLimit ?? 3,
-      retryDelay: spec.retryDelaySeconds ?? 5,
-      retryBackoff: spec.retryBackoff ?? true,
-      expireInSeconds: spec.expireInSeconds ?? 15 * 60,
+  /** Creates the queue (idempotent); the platform calls it for every module's jobs at start, on every role. */
+  async create(job: JobDefinition<object>): Promise<void> {
+    const o = job.options;
+    await this.boss.createQueue(job.name, {
+      name: job.name,
+      retryLimit: o.retryLimit ?? 3,
+      retryDelay: o.retryDelaySeconds ?? 5,
+      retryBackoff: o.retryBackoff ?? true,
+      expireInSeconds: o.expireInSeconds ?? 15 * 60,
     });
   }
 
-  async send<P extends object>(name: string, data: P, opts: SendOptions = {}): Promise<string | null> {
-    return this.boss.send(name, data, {
+  async send<P extends object>(job: JobDefinition<P>, data: P, opts: SendOptions = {}): Promise<string | null> {
+    return this.boss.send(job.name, data, {
       ...(opts.tx ? { db: executorOf(opts.tx) } : {}),
       ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
       ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),
@@ -54,12 +67,12 @@ export class JobQueue {
   }
 
   /** Starts `concurrency` pollers for this kind of job in this process. */
-  async work<P extends object>(spec: JobSpec<P>): Promise<void> {
-    for (let i = 0; i < (spec.concurrency ?? 1); i++) {
+  async work<P extends object>(job: JobDefinition<P>, handler: JobHandler<P>, { concurrency = 1 }: { concurrency?: number } = {}): Promise<void> {
+    for (let i = 0; i < concurrency; i++) {
       await this.boss.work<P>(
-        spec.name,
-        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: spec.pollingIntervalSeconds ?? 1 },
-        async ([job]) => spec.handler(job.data, { id: job.id, retryCount: job.retryCount }),
+        job.name,
+        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 },
+        async ([j]) => handler(j.data, { id: j.id, retryCount: j.retryCount }),
       );
     }
   }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mediaTools } from '../config.ts';
 
-export const ffmpegPath = (): string => process.env.FFMPEG_PATH || 'ffmpeg';
-export const ffprobePath = (): string => process.env.FFPROBE_PATH || 'ffprobe';
+export const ffmpegPath = (): string => mediaTools().ffmpeg;
+export const ffprobePath = (): string => mediaTools().ffprobe;
 
 /** ffmpeg or ffprobe failed; `message` is meant for users (an asset's `errorMessage`), so it names no server paths or signed URLs. */
 export class MediaError extends Error {

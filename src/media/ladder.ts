@@ -1,4 +1,4 @@
-import type { Preset, Rendition } from '../modules/transcoder/presets.ts';
+import type { Preset, Rendition } from './preset.ts';
 
 /** A rung as it will be encoded for one source: frame size and bitrate after orientation and the no-upscale rule. */
 export interface PlannedRendition {

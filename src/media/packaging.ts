@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Packaging, Preset } from '../modules/transcoder/presets.ts';
+import type { Packaging, Preset } from './preset.ts';
 import { audioEncoderArgs, videoEncoderArgs, type PlannedRendition } from './ladder.ts';
 
 /** An audio or caption track as the outputs carry it: where ffmpeg reads it (`-map` spec) and how players label it. */

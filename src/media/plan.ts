@@ -1,4 +1,4 @@
-import type { Preset } from '../modules/transcoder/presets.ts';
+import type { Preset } from './preset.ts';
 import { MediaError } from './ffmpeg.ts';
 import { firstVideo, inspect, isStillImage, type MediaInfo, type StreamInfo } from './inspect.ts';
 import { planRenditions, scaleGraph, type PlannedRendition } from './ladder.ts';

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { ffprobePath } from './ffmpeg.ts';
 import type { FileType } from './fileTypes.ts';
 import { normalizeLanguage } from './languages.ts';
 
@@ -32,7 +33,6 @@ export class ProbeUnavailableError extends Error {}
 
 export class NotMediaError extends Error {}
 
-const FFPROBE = () => process.env.FFPROBE_PATH || 'ffprobe';
 const TYPES: Record<string, TrackType> = { video: 'Video', audio: 'Audio', subtitle: 'Caption' };
 /** Below this, ffprobe guessed a format from a few matching bytes (random data can look like MP3): not media. */
 const MIN_PROBE_SCORE = 25;
@@ -57,9 +57,9 @@ interface FfprobeOutput {
 function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', input];
   return new Promise((resolve, reject) => {
-    execFile(FFPROBE(), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(ffprobePath(), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ProbeUnavailableError(`ffprobe was not found (${FFPROBE()}); install ffmpeg or set FFPROBE_PATH`));
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ProbeUnavailableError(`ffprobe was not found (${ffprobePath()}); install ffmpeg or set FFPROBE_PATH`));
         if (error.killed) return reject(new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`));
         return reject(new NotMediaError(stderr.trim().split('\n').at(-1) || 'ffprobe could not read the file'));
       }

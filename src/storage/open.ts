@@ -11,7 +11,7 @@ import { resolveSigningSecret, UrlSigner } from './signing.ts';
 export async function openObjectStore(config: Config): Promise<ObjectStore> {
   if (config.storageUrl) {
     const { parseS3Url, S3ObjectStore } = await import('./s3Store.ts');
-    return new S3ObjectStore(parseS3Url(config.storageUrl)).open();
+    return new S3ObjectStore(parseS3Url(config.storageUrl, config.awsRegion)).open();
   }
   const signer = new UrlSigner(resolveSigningSecret(config.dataDir, config.urlSigningSecret));
   const store = new FsObjectStore(config.dataDir, signer, () => config.publicUrl, { idleTimeoutMs: config.uploadIdleTimeoutSeconds * 1000 });

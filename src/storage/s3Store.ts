@@ -32,8 +32,11 @@ export interface S3Location {
   forcePathStyle: boolean;
 }
 
-/** `s3://bucket[/prefix]?endpoint=...&region=...&forcePathStyle=true`; credentials come from the standard AWS chain. */
-export function parseS3Url(url: string): S3Location {
+/**
+ * `s3://bucket[/prefix]?endpoint=...&region=...&forcePathStyle=true`, the region defaulting to `AWS_REGION` (config);
+ * credentials come from the standard AWS chain.
+ */
+export function parseS3Url(url: string, defaultRegion = 'us-east-1'): S3Location {
   const u = new URL(url);
   if (u.protocol !== 's3:' || !u.hostname) throw new Error(`MEDIAPLANE_STORAGE_URL must look like s3://bucket?region=..., got "${url}"`);
   const prefix = decodeURIComponent(u.pathname).replace(/^\/+|\/+$/g, '');
@@ -41,7 +44,7 @@ export function parseS3Url(url: string): S3Location {
     bucket: u.hostname,
     prefix: prefix ? `${prefix}/` : '',
     endpoint: u.searchParams.get('endpoint') ?? undefined,
-    region: u.searchParams.get('region') ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: u.searchParams.get('region') ?? defaultRegion,
     forcePathStyle: u.searchParams.get('forcePathStyle') === 'true',
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
-import { events } from '../../src/modules/notifications/tables.ts';
+import { events } from '../../src/db/events.ts';
 import type { TestPlatform, TestTenant } from './platform.ts';
 import type { StoreKind } from './stores.ts';
 

@@ -11,7 +11,7 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { prepared } from '../../platform/prepared.ts';
 import { isRoleType, ROLES, type RoleType } from '../../platform/roles.ts';
-import { recordEvent } from '../notifications/events.ts';
+import { recordEvent } from '../../platform/events.ts';
 import { apiKeys } from './tables.ts';
 
 export interface CreatedApiKey {

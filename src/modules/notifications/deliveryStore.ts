@@ -1,7 +1,9 @@
 import { and, eq, gt, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import * as lease from '../../db/lease.ts';
 import type { StoredEvent } from './signing.ts';
-import { events, webhookDeliveries, webhooks, type SendAttempt } from './tables.ts';
+import { events } from '../../db/events.ts';
+import { webhookDeliveries, webhooks, type SendAttempt } from './tables.ts';
 
 /** The SQL of delivery: fan-out of outbox events into deliveries, leases on webhooks, and results of attempts. */
 
@@ -55,7 +57,9 @@ export interface PendingDelivery {
   event: StoredEvent;
 }
 
-const leaseInterval = (ms: number) => sql`(now() + ${ms} * interval '1 millisecond')`;
+const LEASE = { owner: webhooks.leaseOwner, until: webhooks.leaseUntil };
+/** The same columns as the claim's query names them. */
+const LEASE_OF_W = { owner: sql.raw('w.lease_owner'), until: sql.raw('w.lease_until') };
 const asDate = (v: Date | string | null) => (v === null ? null : new Date(v));
 
 interface ClaimRow {
@@ -86,12 +90,12 @@ export async function claimWebhooks(
 ): Promise<{ webhook: LeasedWebhook; deliveries: PendingDelivery[] }[]> {
   const result = await db.execute(sql`
     with claimed as (
-      update ${webhooks} set lease_owner = ${owner}, lease_until = ${leaseInterval(leaseMs)}
+      update ${webhooks} set lease_owner = ${owner}, lease_until = ${lease.leaseEnd(leaseMs)}
       where id in (
         select w.id from ${webhooks} w
         where w.is_enabled and w.status = 'Healthy'
           and (w.next_attempt_at is null or w.next_attempt_at <= now())
-          and (w.lease_until is null or w.lease_until < now() or w.lease_owner = ${owner})
+          and ${lease.claimable(LEASE_OF_W, owner)}
           and not (w.id = any(string_to_array(${busy.join(',')}, ',')::uuid[]))
           and exists (select 1 from ${webhookDeliveries} d where d.webhook_id = w.id and d.status in ('Pending', 'Retrying'))
         order by w.lease_until nulls first
@@ -129,8 +133,8 @@ export async function claimWebhooks(
 export async function renewLease(db: Db, id: string, owner: string, leaseMs: number): Promise<LeasedWebhook | undefined> {
   const [row] = await db
     .update(webhooks)
-    .set({ leaseUntil: leaseInterval(leaseMs) })
-    .where(and(eq(webhooks.id, id), eq(webhooks.leaseOwner, owner), eq(webhooks.isEnabled, true), eq(webhooks.status, 'Healthy')))
+    .set(lease.renew(leaseMs))
+    .where(and(eq(webhooks.id, id), lease.heldBy(LEASE, owner), eq(webhooks.isEnabled, true), eq(webhooks.status, 'Healthy')))
     .returning({
       id: webhooks.id,
       tenantId: webhooks.tenantId,
@@ -143,12 +147,12 @@ export async function renewLease(db: Db, id: string, owner: string, leaseMs: num
 
 /** Gives back every lease of a process that stops, so that other workers take over at once. */
 export async function releaseLeases(db: Db, owner: string): Promise<void> {
-  await db.update(webhooks).set({ leaseOwner: null, leaseUntil: sql`now()` }).where(eq(webhooks.leaseOwner, owner));
+  await db.update(webhooks).set(lease.release()).where(lease.heldBy(LEASE, owner));
 }
 
 /** On embedded PGlite only one process can run, so every lease found at start is a dead process's. */
 export async function releaseAllLeases(db: Db): Promise<void> {
-  await db.update(webhooks).set({ leaseOwner: null, leaseUntil: null }).where(isNotNull(webhooks.leaseOwner));
+  await db.update(webhooks).set(lease.release()).where(isNotNull(webhooks.leaseOwner));
 }
 
 /** A webhook's next deliveries, in order, after `afterSeq`. */

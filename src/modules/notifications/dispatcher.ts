@@ -2,15 +2,16 @@ import type { WebhookConfig } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
 import { newId } from '../../platform/ids.ts';
+import type { Logger } from '../../platform/logger.ts';
 import { sendEvent } from './delivery.ts';
 import * as store from './deliveryStore.ts';
-import { EVENTS_CHANNEL, NOTIFY_INTERVAL_MS } from './events.ts';
+import { EVENTS_CHANNEL, NOTIFY_INTERVAL_MS } from '../../platform/events.ts';
 import { retriesExhausted, retryDelayMs } from './retry.ts';
 import { signingSecret } from './secrets.ts';
 import type { SendAttempt } from './tables.ts';
 
 type Success = { seq: number; attempt: SendAttempt };
-import { listenForCommits } from './wakeup.ts';
+import { listenForCommits } from '../../platform/wakeup.ts';
 
 const FAN_OUT_BATCH = 1000;
 const DELIVERY_BATCH = 100;
@@ -50,6 +51,7 @@ export class WebhookDispatcher {
   constructor(
     private readonly db: Db,
     private readonly cfg: WebhookConfig,
+    private readonly log: Logger,
   ) {
     // Renewed every RENEW_AFTER_MS while sending, so one attempt (at most one timeout) never outlives it.
     this.leaseMs = Math.max(10_000, cfg.timeoutMs * 4);
@@ -85,7 +87,7 @@ export class WebhookDispatcher {
       try {
         await this.tick();
       } catch (e) {
-        if (this.running) console.error('[webhooks] dispatcher:', (e as Error).message);
+        if (this.running) this.log.error({ err: e }, 'webhook dispatcher pass failed');
       }
       if (!this.pending && this.running) {
         await new Promise<void>((resolve) => {
@@ -111,7 +113,7 @@ export class WebhookDispatcher {
     const claimed = await store.claimWebhooks(this.db, this.owner, free, DELIVERY_BATCH, this.leaseMs, [...this.inFlight.keys()]);
     for (const { webhook, deliveries } of claimed) {
       const work = this.drain(webhook, deliveries)
-        .catch((e) => console.error(`[webhooks] delivering to webhook ${webhook.id}:`, (e as Error).message))
+        .catch((err) => this.log.error({ err, webhookId: webhook.id }, 'delivering to a webhook failed'))
         .finally(() => {
           // A full dispatcher claimed nothing on its last look: look again now that a slot is free.
           const wasFull = this.inFlight.size >= this.cfg.concurrency;
@@ -238,7 +240,7 @@ class SuccessRecorder {
 
 /** The worker starter (src/server.ts WORKERS): runs the dispatcher until the platform closes. */
 export async function startWebhookDispatcher(ctx: PlatformContext): Promise<() => Promise<void>> {
-  const dispatcher = new WebhookDispatcher(ctx.db, ctx.config.webhooks);
+  const dispatcher = new WebhookDispatcher(ctx.db, ctx.config.webhooks, ctx.log);
   await dispatcher.start(ctx);
   return () => dispatcher.stop();
 }

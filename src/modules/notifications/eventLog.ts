@@ -5,7 +5,8 @@ import { validationError } from '../../platform/errors.ts';
 import { arrayParam, textSearch } from '../../platform/filters.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { eventPayload } from './signing.ts';
-import { DELIVERY_STATUSES, events, webhookDeliveries, type DeliveryStatus } from './tables.ts';
+import { events } from '../../db/events.ts';
+import { DELIVERY_STATUSES, webhookDeliveries, type DeliveryStatus } from './tables.ts';
 
 export interface EventLogQuery extends PageRequest {
   start?: string;

@@ -1,7 +1,9 @@
 import { and, eq, inArray, lt, notExists } from 'drizzle-orm';
 import type { WorkerStarter } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
-import { events, webhookDeliveries } from './tables.ts';
+import { startPeriodic } from '../../platform/periodic.ts';
+import { events } from '../../db/events.ts';
+import { webhookDeliveries } from './tables.ts';
 
 const BATCH = 5000;
 const SWEEP_EVERY_MS = 3_600_000;
@@ -33,9 +35,7 @@ export async function deleteExpiredEvents(db: Queryable, before: Date): Promise<
 export const startEventRetention: WorkerStarter = async (ctx) => {
   const days = ctx.config.eventRetentionDays;
   if (!days) return;
-  const sweep = () => deleteExpiredEvents(ctx.db, new Date(Date.now() - days * 86_400_000)).catch(() => {});
-  void sweep();
-  const timer = setInterval(sweep, SWEEP_EVERY_MS);
-  timer.unref();
-  return async () => clearInterval(timer);
+  const sweep = async () => void (await deleteExpiredEvents(ctx.db, new Date(Date.now() - days * 86_400_000)));
+  const task = startPeriodic('event retention', SWEEP_EVERY_MS, sweep, ctx.log);
+  return () => task.stop();
 };

@@ -6,11 +6,12 @@ import { textSearch } from '../../platform/filters.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { sendEvent } from './delivery.ts';
-import { EVENTS_CHANNEL } from './events.ts';
-import { canonicalEventType, EVENT_TYPES } from './eventTypes.ts';
+import { eventCatalogue, EVENTS_CHANNEL } from '../../platform/events.ts';
+import { canonicalEventType } from './eventTypes.ts';
 import { signingSecret } from './secrets.ts';
 import type { StoredEvent } from './signing.ts';
-import { events, webhookDeliveries, webhooks } from './tables.ts';
+import { events } from '../../db/events.ts';
+import { webhookDeliveries, webhooks } from './tables.ts';
 import { checkWebhookUrl } from './urlPolicy.ts';
 
 /** Each webhook costs the dispatcher a look on every pass; a bound keeps one tenant from slowing everyone. */
@@ -47,7 +48,7 @@ function subscription(eventTypes: string[]): { eventTypes: string[]; matchTypes:
   return { eventTypes: given, matchTypes: [...new Set(given.map((t) => canonicalEventType(t)!))] };
 }
 
-export const listEventTypes = () => ({ data: [...EVENT_TYPES] });
+export const listEventTypes = () => ({ data: [...eventCatalogue()] });
 
 export async function getSignatureSecret(db: Queryable, tenantId: string) {
   return { secret: await signingSecret(db, tenantId) };

@@ -1,30 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, boolean, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt, textArray } from '../../db/columns.ts';
+import { events } from '../../db/events.ts';
+import { leaseColumns } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
-
-/**
- * The transactional outbox: every state change writes its event row in the same transaction as the change,
- * so a crash can never keep one without the other. Deliveries to webhooks are derived from these rows.
- */
-export const events = pgTable(
-  'events',
-  {
-    id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
-    type: text('type').notNull(),
-    data: jsonb('data').$type<{ id: string } & Record<string, unknown>>().notNull(),
-    occuredAt: createdAt('occured_at'),
-    /** Set once the dispatcher has turned the event into deliveries. */
-    dispatched: boolean('dispatched').notNull().default(false),
-  },
-  (t) => [
-    index('events_tenant_occured').on(t.tenantId, t.occuredAt),
-    index('events_undispatched').on(t.id).where(sql`not ${t.dispatched}`),
-    // The retention sweep reads the oldest events of all tenants.
-    index('events_occured').on(t.occuredAt),
-  ],
-);
 
 export const WEBHOOK_STATUSES = ['Healthy', 'Unhealthy'] as const;
 
@@ -51,8 +30,7 @@ export const webhooks = pgTable(
     /** While failing: nothing is sent to this webhook before this time. */
     nextAttemptAt: dateTime('next_attempt_at'),
     /** The worker process delivering to this webhook, and until when it may: deliveries stay in order per webhook. */
-    leaseOwner: text('lease_owner'),
-    leaseUntil: dateTime('lease_until'),
+    ...leaseColumns(),
   },
   (t) => [index('webhooks_tenant_created').on(t.tenantId, t.createDate)],
 );

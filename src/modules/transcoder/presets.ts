@@ -1,38 +1,8 @@
 import { AUDIO_EXTENSIONS, VIDEO_EXTENSIONS } from '../../media/fileTypes.ts';
+import type { Preset, Rendition } from '../../media/preset.ts';
 
-/** One rung of a ladder: the media pipeline turns this into one ffmpeg output stream. */
-export interface Rendition {
-  name: string;
-  width: number;
-  height: number;
-  videoBitrateKbps: number;
-  maxrateKbps: number;
-  profile: 'baseline' | 'main' | 'high';
-}
+export type { Packaging, Preset, Rendition } from '../../media/preset.ts';
 
-/**
- * How an output is packaged: `hls` (MPEG-TS segments), `dash` (fMP4), `cmaf` (one set of fMP4 segments
- * referenced by both an HLS playlist and a DASH MPD), `mp4` (progressive download per rendition).
- */
-export type Packaging = 'hls' | 'dash' | 'cmaf' | 'mp4';
-
-export interface Preset {
-  id: string;
-  name: string;
-  description: string;
-  mediaType: 'video' | 'audio';
-  packaging: Packaging[];
-  /** Empty for audio-only presets and for `noTranscoding`. */
-  ladder: Rendition[];
-  audio: { codec: 'aac'; bitrateKbps: number; channels: number; sampleRate: number };
-  segmentSeconds: number;
-  /** libx264 speed/quality trade-off for every rung (see BENCHMARKS.md for what `veryfast` costs on a 1080p ladder). */
-  x264Preset: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium' | 'slow';
-  createsDownload: boolean;
-  noTranscoding: boolean;
-  hasVerticalOrientation: boolean;
-  allowedExtensionsFile: readonly string[];
-}
 
 const r = (name: string, width: number, height: number, kbps: number, profile: Rendition['profile'] = 'high'): Rendition => ({
   name,

@@ -2,6 +2,7 @@ import { extname } from 'node:path';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
+import { defineJob } from '../../jobs/queue.ts';
 import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
 import { NotMediaError, ProbeUnavailableError, probeMedia, type MediaInfo, type MediaTrack } from '../../media/probe.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
@@ -9,17 +10,18 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { StoreError } from '../../storage/objectStore.ts';
-import { recordEvent } from '../notifications/events.ts';
+import { recordEvent } from '../../platform/events.ts';
 import { checkParts, planParts, type PartPlan } from './files.parts.ts';
 import { vodFiles } from './files.tables.ts';
 
 export type FileRow = typeof vodFiles.$inferSelect;
 export const FILE_STATUSES = ['Uploading', 'Completed', 'Error'] as const;
-export const EXPIRE_UPLOAD_JOB = 'vod-file-expire-upload';
 export interface ExpireUploadJob {
   tenantId: string;
   fileId: string;
 }
+/** Each upload's expiry runs at its deadline (the abandoned-upload sweeper). */
+export const expireUploadJob = defineJob<ExpireUploadJob>('vod-file-expire-upload', { retryLimit: 10, retryDelaySeconds: 60 });
 
 const PROBE_TIMEOUT_MS = 30_000;
 
@@ -146,7 +148,7 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
         partsCount: plan.partsCount,
       });
       await recordEvent(tx, tenantId, 'vod.file.created', { id, name: req.name, fileSize: req.fileSize });
-      await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, now) });
+      await ctx.jobs.send(expireUploadJob, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, now) });
     });
   } catch (e) {
     await ctx.store.abortMultipartUpload(fileKey, uploadId).catch(() => {});
@@ -249,7 +251,7 @@ export async function expireUpload(ctx: PlatformContext, { tenantId, fileId }: E
   if (!row || row.status !== 'Uploading') return;
   const deadline = uploadDeadline(ctx, row.createDate);
   // The TTL was raised since the upload started: look again at the new deadline.
-  if (deadline.getTime() > Date.now()) return void (await ctx.jobs.send<ExpireUploadJob>(EXPIRE_UPLOAD_JOB, { tenantId, fileId }, { startAfter: deadline }));
+  if (deadline.getTime() > Date.now()) return void (await ctx.jobs.send(expireUploadJob, { tenantId, fileId }, { startAfter: deadline }));
   await removeFile(ctx, row, 'upload_expired');
 }
 

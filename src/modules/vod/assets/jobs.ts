@@ -4,11 +4,13 @@ import { extname, join } from 'node:path';
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
-import type { JobSpec } from '../../../jobs/queue.ts';
+import * as lease from '../../../db/lease.ts';
+import { defineJob } from '../../../jobs/queue.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
 import type { PlacedOverlay } from '../../../media/overlays.ts';
+import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
-import { recordEvent } from '../../notifications/events.ts';
+import { recordEvent } from '../../../platform/events.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
 import { uploadOutput } from './upload.ts';
@@ -20,15 +22,20 @@ export interface TranscodeJob {
   outputId: string;
 }
 
-const JOB = 'vod.transcode';
 /** A worker renews its claim on an output while it works; a claim not renewed for this long means the worker died. */
 const LEASE_MS = 30_000;
 const HEARTBEAT_MS = 10_000;
 const MAX_ATTEMPTS = 3;
+const LEASE = { owner: vodOutputs.leaseOwner, until: vodOutputs.leaseUntil };
+/** The owner of an output waiting in the queue; the lease keeps the sweeper off it while the job waits. */
+export const QUEUED = 'queued';
+const QUEUED_LEASE_MS = 3600_000;
 const WORKER_ID = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+/** Retried on a crash; long enough for a long encode: a dead worker is detected by its expired claim long before. */
+export const transcodeJob = defineJob<TranscodeJob>('vod.transcode', { retryLimit: MAX_ATTEMPTS, retryDelaySeconds: 5, expireInSeconds: 6 * 3600 });
 
 export async function enqueueTranscode(ctx: PlatformContext, tx: Queryable, job: TranscodeJob): Promise<string | null> {
-  return ctx.jobs.send(JOB, job, { tx });
+  return ctx.jobs.send(transcodeJob, job, { tx });
 }
 
 const outputWhere = (j: TranscodeJob) => and(eq(vodOutputs.tenantId, j.tenantId), eq(vodOutputs.assetId, j.assetId), eq(vodOutputs.id, j.outputId));
@@ -37,8 +44,9 @@ const outputWhere = (j: TranscodeJob) => and(eq(vodOutputs.tenantId, j.tenantId)
 async function claim(ctx: PlatformContext, j: TranscodeJob) {
   const [row] = await ctx.db
     .update(vodOutputs)
-    .set({ leaseOwner: WORKER_ID, leaseUntil: new Date(Date.now() + LEASE_MS), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
-    .where(and(outputWhere(j), inArray(vodOutputs.status, ['Pending', 'Processing']), or(eq(vodOutputs.leaseOwner, 'queued'), lt(vodOutputs.leaseUntil, new Date()))))
+    .set({ ...lease.take(WORKER_ID, LEASE_MS), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
+    // A queued output is handed to whichever worker asks first; a running one only once its worker died.
+    .where(and(outputWhere(j), inArray(vodOutputs.status, ['Pending', 'Processing']), lease.claimable(LEASE, QUEUED)))
     .returning();
   return row;
 }
@@ -111,7 +119,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
   const heartbeat = setInterval(() => {
-    void ctx.db.update(vodOutputs).set({ leaseUntil: new Date(Date.now() + LEASE_MS) }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+    void ctx.db.update(vodOutputs).set(lease.renew(LEASE_MS)).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
   }, HEARTBEAT_MS);
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
@@ -146,7 +154,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
         if (p <= reported || Date.now() - lastWrite < 500) return;
         reported = p;
         lastWrite = Date.now();
-        void ctx.db.update(vodOutputs).set({ progressPercent: p }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+        void ctx.db.update(vodOutputs).set({ progressPercent: p }).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
       },
     }).catch((e: Error) => {
       throw new PermanentError(e.message);
@@ -161,7 +169,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       const rows = await tx
         .update(vodOutputs)
         .set({ status: 'Available', progressPercent: 100, endpoints, completionDate: new Date(), errorMessage: null, leaseOwner: null, leaseUntil: null })
-        .where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID)))
+        .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
         .returning();
       if (!rows.length) return false;
       await recordEvent(tx, j.tenantId, 'vod.output.available', { id: j.outputId, assetId: j.assetId, preset: output.preset });
@@ -177,7 +185,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   } catch (e) {
     if (e instanceof PermanentError) return fail(ctx, j, e.message);
     // Let the queue retry; release the claim so the retry can take it at once.
-    await ctx.db.update(vodOutputs).set({ leaseUntil: new Date(0) }).where(and(outputWhere(j), eq(vodOutputs.leaseOwner, WORKER_ID))).catch(() => {});
+    await ctx.db.update(vodOutputs).set(lease.release()).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
     throw e;
   } finally {
     clearInterval(heartbeat);
@@ -193,10 +201,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
 async function sweep(ctx: PlatformContext): Promise<void> {
   const orphans = await ctx.db
     .update(vodOutputs)
-    .set({ leaseOwner: 'queued', leaseUntil: new Date(Date.now() + 3600_000) })
-    .where(and(inArray(vodOutputs.status, ['Pending', 'Processing']), isNotNull(vodOutputs.leaseUntil), lt(vodOutputs.leaseUntil, new Date())))
+    .set(lease.take(QUEUED, QUEUED_LEASE_MS))
+    .where(and(inArray(vodOutputs.status, ['Pending', 'Processing']), lease.expired(LEASE)))
     .returning({ tenantId: vodOutputs.tenantId, assetId: vodOutputs.assetId, outputId: vodOutputs.id });
-  for (const o of orphans) await ctx.jobs.send(JOB, o);
+  for (const o of orphans) await ctx.jobs.send(transcodeJob, o);
 
   const expired = await ctx.db
     .select({ tenantId: vodOutputs.tenantId, assetId: vodOutputs.assetId, id: vodOutputs.id })
@@ -213,35 +221,9 @@ async function sweep(ctx: PlatformContext): Promise<void> {
   }
 }
 
-export function transcodeJobSpec(ctx: PlatformContext): JobSpec<TranscodeJob> {
-  return {
-    name: JOB,
-    concurrency: ctx.config.transcodeConcurrency,
-    retryLimit: MAX_ATTEMPTS,
-    retryDelaySeconds: 5,
-    // Long enough for a long encode; a dead worker is detected by its expired claim long before this.
-    expireInSeconds: 6 * 3600,
-    handler: (job) => runTranscode(ctx, job),
-  };
-}
-
-/** Creates the transcode queue; every role calls it, because the API enqueues in its own transactions. */
-export async function defineAssetJobs(ctx: PlatformContext): Promise<void> {
-  await ctx.jobs.define(transcodeJobSpec(ctx));
-}
-
 /** Transcode workers, and the sweeper that re-queues orphaned outputs and removes expired ones. */
 export const startAssetWorkers: WorkerStarter = async (ctx) => {
-  await ctx.jobs.work(transcodeJobSpec(ctx));
-  const interval = Number(process.env.MEDIAPLANE_SWEEP_INTERVAL_MS ?? 10_000);
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = sweep(ctx).catch((e) => console.error('[vod sweep]', (e as Error).message));
-  };
-  const timer = setInterval(tick, interval);
-  tick();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  await ctx.jobs.work(transcodeJob, (job) => runTranscode(ctx, job), { concurrency: ctx.config.transcodeConcurrency });
+  const sweeper = startPeriodic('vod sweep', ctx.config.sweepIntervalMs, () => sweep(ctx), ctx.log);
+  return () => sweeper.stop();
 };

@@ -1,15 +1,16 @@
 import { and, count, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
+import * as lease from '../../../db/lease.ts';
 import { ApiError, notFound, validationError } from '../../../platform/errors.ts';
 import { arrayParam, dateRange, hasAllAttributes, hasAllTags, textSearch } from '../../../platform/filters.ts';
 import { isUuid, newId } from '../../../platform/ids.ts';
 import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
-import { recordEvent } from '../../notifications/events.ts';
+import { recordEvent } from '../../../platform/events.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { overlayProblems } from '../../../media/overlays.ts';
-import { enqueueTranscode } from './jobs.ts';
+import { enqueueTranscode, QUEUED } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
 import { linkAssetToFiles, loadSourceFiles, unlinkAssetFromFiles } from './sourceFiles.ts';
 import { selectTracks } from './tracks.ts';
@@ -88,7 +89,7 @@ async function addOutputRow(
   assetId: string,
   o: { id: string; preset: string; overlays: OverlayRow[]; expirationDate: Date | null },
 ) {
-  await tx.insert(vodOutputs).values({ assetId, tenantId, id: o.id, preset: o.preset, overlays: o.overlays, expirationDate: o.expirationDate, leaseOwner: 'queued', leaseUntil: new Date(Date.now() + 6 * 3600_000) });
+  await tx.insert(vodOutputs).values({ assetId, tenantId, id: o.id, preset: o.preset, overlays: o.overlays, expirationDate: o.expirationDate, ...lease.take(QUEUED, 6 * 3600_000) });
   const jobId = await enqueueTranscode(ctx, tx, { tenantId, assetId, outputId: o.id });
   await tx.update(vodOutputs).set({ jobId }).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, o.id)));
   await recordEvent(tx, tenantId, 'vod.output.created', { id: o.id, assetId, preset: o.preset });

@@ -1,6 +1,7 @@
 import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
 import { tenants } from '../../../db/tenants.ts';
+import { leaseColumns } from '../../../db/lease.ts';
 import type { Overlay } from '../../../media/overlays.ts';
 
 export interface TranscodingTrackRow {
@@ -72,8 +73,7 @@ export const vodOutputs = pgTable(
     expirationDate: dateTime('expiration_date'),
     completionDate: dateTime('completion_date'),
     /** The worker running it and until when its claim holds; an expired claim means the worker died. */
-    leaseOwner: text('lease_owner'),
-    leaseUntil: dateTime('lease_until'),
+    ...leaseColumns(),
     attempts: integer('attempts').notNull().default(0),
     /** The last transcoding job enqueued for it (the asset's `transcodedJobId`). */
     jobId: text('job_id'),

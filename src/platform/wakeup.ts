@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import type { PlatformContext } from '../../context.ts';
+import type { PlatformContext } from '../context.ts';
 
 /**
  * Calls `onNotify` whenever a transaction that recorded events commits (LISTEN on the events channel).

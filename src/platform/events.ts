@@ -1,0 +1,63 @@
+import { sql } from 'drizzle-orm';
+import type { Queryable } from '../db/client.ts';
+import { events } from '../db/events.ts';
+import { newId } from './ids.ts';
+
+/**
+ * Every event type the platform records, by module: each module declares its own list here by declaration merging
+ * (`declare module '../../platform/events.ts' { interface EventTypes { vod: VodEventType } }`), next to the `as const`
+ * list its manifest gives as `eventTypes`. The platform never imports a module to know them.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface EventTypes {}
+
+/** `<module>.<object>.<change>`, lowercase: one of the types some module declared. */
+export type EventType = EventTypes[keyof EventTypes];
+
+/** What an event says: `data.id` is the id of the object it concerns (spec, "Events"). */
+export type EventData = { id: string } & Record<string, unknown>;
+
+/** The types recordEvent accepts at run time, in the order the modules list them; set at start from the manifests. */
+let catalogue: readonly EventType[] = [];
+let known = new Set<string>();
+
+export function setEventCatalogue(types: readonly string[]): void {
+  catalogue = [...new Set(types)] as EventType[];
+  known = new Set(catalogue);
+}
+
+/** Every event type the running platform's modules record (the webhook event-type catalogue). */
+export const eventCatalogue = (): readonly EventType[] => catalogue;
+
+export const isEventType = (type: string): type is EventType => known.has(type);
+
+/** Notified on commit of transactions that record events; the webhook dispatcher listens on it (`platform/wakeup.ts`). */
+export const EVENTS_CHANNEL = 'mediaplane_events';
+
+/**
+ * PostgreSQL serializes the commits of all transactions that NOTIFY (a global lock held through the commit's WAL
+ * flush), which halves the commit rate of event-writing transactions. So one process notifies at most once per this
+ * many milliseconds; a dispatcher stays in fast polling for longer than that after any activity, so the events
+ * committed in between are found just as soon.
+ */
+export const NOTIFY_INTERVAL_MS = 200;
+let lastNotify = 0;
+
+/**
+ * Records an event (the transactional outbox). Call it with the transaction that makes the state change (`tx`), never
+ * after commit. The type must be in a module manifest's `eventTypes`.
+ */
+export async function recordEvent(tx: Queryable, tenantId: string, type: EventType, data: EventData): Promise<string> {
+  if (!isEventType(type)) throw new Error(`event type "${type}" is not in any module manifest's eventTypes`);
+  const id = newId();
+  const insert = sql`insert into ${events} (id, tenant_id, type, data) values (${id}, ${tenantId}, ${type}, ${JSON.stringify(data)}::jsonb)`;
+  const now = Date.now();
+  if (now - lastNotify < NOTIFY_INTERVAL_MS) {
+    await tx.execute(insert);
+    return id;
+  }
+  lastNotify = now;
+  // The notification is sent only when the transaction commits: the dispatcher wakes exactly when the event is visible.
+  await tx.execute(sql`with e as (${insert} returning 1) select pg_notify(${EVENTS_CHANNEL}, '') from e`);
+  return id;
+}
