@@ -16,6 +16,14 @@ export class MediaError extends Error {
   }
 }
 
+/** The program itself could not be found (not installed, FFMPEG_PATH or FFPROBE_PATH wrong): the server's fault. */
+export class MediaToolMissingError extends MediaError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaToolMissingError';
+  }
+}
+
 export interface RunOptions {
   signal?: AbortSignal;
   /** Every stdout chunk as it arrives (ffmpeg's `-progress pipe:1`). */
@@ -76,7 +84,8 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
     child.on('error', (e: NodeJS.ErrnoException) => {
       opts.signal?.removeEventListener('abort', onAbort);
       const hint = e.code === 'ENOENT' ? ` (not found; install it or set ${bin === ffprobePath() ? 'FFPROBE_PATH' : 'FFMPEG_PATH'})` : '';
-      reject(new MediaError(`${bin} could not be started: ${e.message}${hint}`));
+      const message = `${bin} could not be started: ${e.message}${hint}`;
+      reject(e.code === 'ENOENT' ? new MediaToolMissingError(message) : new MediaError(message));
     });
     child.on('close', (code, sig) => {
       clearTimeout(killTimer);

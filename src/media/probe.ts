@@ -1,5 +1,4 @@
-import { execFile } from 'node:child_process';
-import { ffprobePath } from './ffmpeg.ts';
+import { ffprobePath, MediaError, MediaToolMissingError, runFfprobe } from './ffmpeg.ts';
 import type { FileType } from './fileTypes.ts';
 import { normalizeLanguage } from './languages.ts';
 
@@ -19,7 +18,8 @@ export interface MediaTrack {
   sampleRate?: number;
 }
 
-export interface MediaInfo {
+/** What the files API reports of a stored file (`inspect.ts` is the transcoder's own view of a source). */
+export interface ProbedFile {
   formatName: string;
   durationMs?: number;
   /** Video when there is a picture, Audio when there is sound only, Caption for subtitle files. */
@@ -54,26 +54,25 @@ interface FfprobeOutput {
   format?: { format_name?: string; duration?: string; probe_score?: number };
 }
 
-function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
-  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', input];
-  return new Promise((resolve, reject) => {
-    execFile(ffprobePath(), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(new ProbeUnavailableError(`ffprobe was not found (${ffprobePath()}); install ffmpeg or set FFPROBE_PATH`));
-        if (error.killed) return reject(new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`));
-        return reject(new NotMediaError(stderr.trim().split('\n').at(-1) || 'ffprobe could not read the file'));
-      }
-      try {
-        resolve(JSON.parse(stdout) as FfprobeOutput);
-      } catch {
-        reject(new NotMediaError('ffprobe gave no readable answer'));
-      }
-    });
-  });
+/** ffprobe through the one runner (`ffmpeg.ts`), its failures said in the files API's terms. */
+async function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
+  let stdout: string;
+  try {
+    stdout = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', input], { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    if (e instanceof MediaToolMissingError) throw new ProbeUnavailableError(`ffprobe was not found (${ffprobePath()}); install ffmpeg or set FFPROBE_PATH`);
+    if (e instanceof MediaError) throw new NotMediaError(e.stderrTail.trim().split('\n').at(-1) || 'ffprobe could not read the file');
+    throw new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`);
+  }
+  try {
+    return JSON.parse(stdout) as FfprobeOutput;
+  } catch {
+    throw new NotMediaError('ffprobe gave no readable answer');
+  }
 }
 
 /** Reads a media file's tracks and duration with ffprobe; `input` is a local path or a URL ffprobe can open. */
-export async function probeMedia(input: string, { timeoutMs = 30_000 } = {}): Promise<MediaInfo> {
+export async function probeMedia(input: string, { timeoutMs = 30_000 } = {}): Promise<ProbedFile> {
   const out = await run(input, timeoutMs);
   if ((out.format?.probe_score ?? 0) < MIN_PROBE_SCORE) throw new NotMediaError('the file is not in a media format ffprobe recognises');
   const counts: Record<TrackType, number> = { Video: 0, Audio: 0, Caption: 0 };

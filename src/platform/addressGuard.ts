@@ -1,4 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -19,6 +20,15 @@ export function blockedReason(address: string): string | undefined {
 
 /** The host of a URL as `net` sees it: without the brackets of an IPv6 literal. */
 export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/**
+ * Why a URL whose host is an address literal may not be reached, or undefined: a public address, or a host name (a
+ * name is judged on connect, on the addresses it resolves to then: `guardedLookup`).
+ */
+export function literalBlockedReason(url: URL): string | undefined {
+  const host = bareHost(url).toLowerCase();
+  return isIP(host) ? blockedReason(host) : undefined;
+}
 
 export class BlockedAddressError extends Error {
   readonly code = 'EADDRBLOCKED';

@@ -2,9 +2,8 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import { bareHost, blockedReason, guardedLookup } from './addressGuard.ts';
+import { guardedLookup, literalBlockedReason } from './addressGuard.ts';
 
 export interface DownloadOptions {
   /** Reach private, loopback and link-local addresses too (local development, tests). */
@@ -28,8 +27,7 @@ export async function downloadToFile(raw: string, path: string, opts: DownloadOp
   let url = new URL(raw);
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DownloadRefusedError(`${url.protocol} URLs are not fetched`);
-    const literal = bareHost(url);
-    const reason = !opts.allowPrivate && isIP(literal) ? blockedReason(literal) : undefined;
+    const reason = opts.allowPrivate ? undefined : literalBlockedReason(url);
     if (reason) throw new DownloadRefusedError(`refused: ${reason}; set ${opts.setting} to allow`);
     const res = await get(url, opts);
     const location = res.headers.location;

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
+import { literalBlockedReason } from '../../platform/addressGuard.ts';
 import { addressGuard, ALLOW_PRIVATE_SETTING } from './urlPolicy.ts';
 
 /** Kept of a receiver's answer in the event log. */
@@ -41,11 +40,8 @@ export function postJson(target: string, body: string, headers: Record<string, s
   } catch {
     return Promise.resolve(failure(`invalid URL ${target}`));
   }
-  const host = bareHost(url);
-  if (!opts.allowPrivate && isIP(host)) {
-    const reason = blockedReason(host);
-    if (reason) return Promise.resolve(failure(`refused: ${reason}; set ${ALLOW_PRIVATE_SETTING} to allow`));
-  }
+  const reason = opts.allowPrivate ? undefined : literalBlockedReason(url);
+  if (reason) return Promise.resolve(failure(`refused: ${reason}; set ${ALLOW_PRIVATE_SETTING} to allow`));
   const secure = url.protocol === 'https:';
   const agent = (opts.allowPrivate ? agents.open : agents.guarded)[secure ? 'https' : 'http'];
   const request = secure ? https.request : http.request;

@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { bareHost, blockedReason, guardedLookup } from '../../platform/addressGuard.ts';
+import { guardedLookup, literalBlockedReason } from '../../platform/addressGuard.ts';
 import { validationError } from '../../platform/errors.ts';
 
 export const ALLOW_PRIVATE_SETTING = 'MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE=true';
@@ -18,8 +17,7 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationError('url', 'must use http or https');
   if (!allowPrivate) {
-    const host = bareHost(url).toLowerCase();
-    const reason = isIP(host) ? blockedReason(host) : undefined;
+    const reason = literalBlockedReason(url);
     if (reason) throw validationError('url', `${reason}; deliveries to private addresses are refused unless ${ALLOW_PRIVATE_SETTING}`);
   }
   return url.toString();

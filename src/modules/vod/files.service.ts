@@ -4,7 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { defineJob } from '../../jobs/queue.ts';
 import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
-import { NotMediaError, ProbeUnavailableError, probeMedia, type MediaInfo, type MediaTrack } from '../../media/probe.ts';
+import { NotMediaError, ProbeUnavailableError, probeMedia, type MediaTrack, type ProbedFile } from '../../media/probe.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
@@ -12,6 +12,7 @@ import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { StoreError } from '../../storage/objectStore.ts';
 import { recordEvent } from '../../platform/events.ts';
 import { checkParts, planParts, type PartPlan } from './files.parts.ts';
+import { fileKey, filePrefix } from './storageKeys.ts';
 import { vodFiles } from './files.tables.ts';
 
 export type FileRow = typeof vodFiles.$inferSelect;
@@ -121,8 +122,8 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
   }
   const plan = planParts(req.fileSize, ctx.store.minPartSize, ctx.config.uploadPartSize);
   const id = newId();
-  const fileKey = `tenants/${tenantId}/files/${id}/${safeName(req.name)}`;
-  const { uploadId } = await ctx.store.createMultipartUpload(fileKey, contentTypeOf(fileKey), plan.partSize);
+  const objectKey = fileKey(tenantId, id, safeName(req.name));
+  const { uploadId } = await ctx.store.createMultipartUpload(objectKey, contentTypeOf(objectKey), plan.partSize);
   // Dates in milliseconds, as answered: a date read from a file is an exact bound for the list's date filters.
   const now = new Date();
   try {
@@ -136,7 +137,7 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
         friendlyName: req.friendlyName,
         orginalFileName: req.name,
         extension,
-        fileKey,
+        fileKey: objectKey,
         fileSize: req.fileSize,
         status: 'Uploading',
         fileTypes,
@@ -151,14 +152,14 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
       await ctx.jobs.send(expireUploadJob, { tenantId, fileId: id }, { tx, startAfter: uploadDeadline(ctx, now) });
     });
   } catch (e) {
-    await ctx.store.abortMultipartUpload(fileKey, uploadId).catch(() => {});
+    await ctx.store.abortMultipartUpload(objectKey, uploadId).catch(() => {});
     throw e;
   }
   const ttl = ctx.config.uploadUrlTtlSeconds;
   const multipartUrls = await Promise.all(
-    Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(fileKey, uploadId, i + 1, ttl)),
+    Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(objectKey, uploadId, i + 1, ttl)),
   );
-  return { fileId: id, multipartUrls, fileKey, ...plan };
+  return { fileId: id, multipartUrls, fileKey: objectKey, ...plan };
 }
 
 const uploadDeadline = (ctx: PlatformContext, start: Date) => new Date(start.getTime() + ctx.config.uploadTtlHours * 3_600_000);
@@ -215,7 +216,7 @@ function storeRefusal(row: FileRow, e: StoreError): ApiError {
   }
 }
 
-async function probeStored(ctx: PlatformContext, fileKey: string): Promise<MediaInfo> {
+async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
   return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS });
 }
 
@@ -237,7 +238,7 @@ export async function cancelUpload(ctx: PlatformContext, tenantId: string, id: s
 /** Frees the file's storage first, then drops the row: a failure half way leaves a row that can be deleted again. */
 async function removeFile(ctx: PlatformContext, row: FileRow, reason: string): Promise<string> {
   if (row.uploadId) await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
-  await ctx.store.deletePrefix(`tenants/${row.tenantId}/files/${row.id}/`);
+  await ctx.store.deletePrefix(filePrefix(row.tenantId, row.id));
   await ctx.db.transaction(async (tx) => {
     const gone = await tx.delete(vodFiles).where(and(eq(vodFiles.tenantId, row.tenantId), eq(vodFiles.id, row.id))).returning({ id: vodFiles.id });
     if (gone.length) await recordEvent(tx, row.tenantId, 'vod.file.deleted', { id: row.id, fileKey: row.fileKey, reason });
@@ -305,7 +306,7 @@ export async function previewLink(ctx: PlatformContext, tenantId: string, id: st
 async function detect(ctx: PlatformContext, tenantId: string, id: string): Promise<FileRow> {
   const row = await findRow(ctx.db, tenantId, id);
   if (row.status !== 'Completed') throw notCompleted(row);
-  let info: MediaInfo;
+  let info: ProbedFile;
   try {
     info = await probeStored(ctx, row.fileKey);
   } catch (e) {

@@ -6,6 +6,7 @@ import { isUuid } from '../../../platform/ids.ts';
 import { contentTypeOf } from '../../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../../storage/range.ts';
 import { vodOutputs } from './tables.ts';
+import { outputPrefix } from '../storageKeys.ts';
 
 const CORS = {
   'access-control-allow-origin': '*',
@@ -36,7 +37,7 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
         .from(vodOutputs)
         .where(and(eq(vodOutputs.tenantId, tenantId), eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
       if (output?.status !== 'Available') throw notFound();
-      const key = `tenants/${tenantId}/vod/${assetId}/${outputId}/${path}`;
+      const key = `${outputPrefix(tenantId, assetId, outputId)}${path}`;
       const info = await ctx.store.head(key);
       if (!info) throw notFound();
       reply.headers({ ...CORS, 'accept-ranges': 'bytes' });

@@ -1,7 +1,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { extname, join } from 'node:path';
-import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import * as lease from '../../../db/lease.ts';
@@ -12,6 +12,7 @@ import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
 import { presetById } from '../../transcoder/service.ts';
+import { outputPrefix } from '../storageKeys.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
 import { uploadOutput } from './upload.ts';
 import { vodAssets, vodOutputs, type EndpointRow, type OverlayRow } from './tables.ts';
@@ -160,7 +161,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       throw new PermanentError(e.message);
     });
 
-    const prefix = `tenants/${j.tenantId}/vod/${j.assetId}/${j.outputId}/`;
+    const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
     // A previous attempt may have left part of its upload: start from an empty prefix so no file is orphaned.
     await ctx.store.deletePrefix(prefix);
     const endpoints: EndpointRow[] = await uploadOutput(ctx, workDir, prefix, result, { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset });
@@ -217,7 +218,7 @@ async function sweep(ctx: PlatformContext): Promise<void> {
       if (rows.length) await recordEvent(tx, o.tenantId, 'vod.output.deleted', { id: o.id, assetId: o.assetId, reason: 'expired' });
       return rows.length > 0;
     });
-    if (removed) await ctx.store.deletePrefix(`tenants/${o.tenantId}/vod/${o.assetId}/${o.id}/`);
+    if (removed) await ctx.store.deletePrefix(outputPrefix(o.tenantId, o.assetId, o.id));
   }
 }
 

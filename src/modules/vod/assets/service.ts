@@ -10,6 +10,7 @@ import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platfo
 import { recordEvent } from '../../../platform/events.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { overlayProblems } from '../../../media/overlays.ts';
+import { assetPrefix, outputPrefix } from '../storageKeys.ts';
 import { enqueueTranscode, QUEUED } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
 import { linkAssetToFiles, loadSourceFiles, unlinkAssetFromFiles } from './sourceFiles.ts';
@@ -181,8 +182,6 @@ export async function deleteAsset(ctx: PlatformContext, tenantId: string, id: st
 
 export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteAsset(ctx, tenantId, id));
 
-export const assetPrefix = (tenantId: string, assetId: string) => `tenants/${tenantId}/vod/${assetId}/`;
-export const outputPrefix = (tenantId: string, assetId: string, outputId: string) => `${assetPrefix(tenantId, assetId)}${outputId}/`;
 
 export async function addOutput(ctx: PlatformContext, tenantId: string, assetId: string, body: OutputBody): Promise<{ outputId: string }> {
   const preset = requirePreset(body.preset, 'preset');
