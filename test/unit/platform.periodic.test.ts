@@ -1,0 +1,48 @@
+import { expect, it, vi } from 'vitest';
+import type { Logger } from '../../src/platform/logger.ts';
+import { startPeriodic } from '../../src/platform/periodic.ts';
+
+const fakeLog = () => ({ error: vi.fn() }) as unknown as Logger & { error: ReturnType<typeof vi.fn> };
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 5));
+}
+
+it('never runs two passes at once, and stop() waits for the running pass', async () => {
+  let running = 0;
+  let maxRunning = 0;
+  let passes = 0;
+  let finish: () => void = () => {};
+  const task = startPeriodic('test', 1, async () => {
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    passes++;
+    if (passes === 3) await new Promise<void>((r) => (finish = r));
+    running--;
+  }, fakeLog());
+  await until(() => passes === 3);
+  let stopped = false;
+  const stopping = task.stop().then(() => (stopped = true));
+  await new Promise((r) => setTimeout(r, 20));
+  expect(stopped).toBe(false);
+  finish();
+  await stopping;
+  expect(stopped).toBe(true);
+  expect(maxRunning).toBe(1);
+  const after = passes;
+  await new Promise((r) => setTimeout(r, 20));
+  expect(passes).toBe(after);
+});
+
+it('logs a failing pass and goes on with the next', async () => {
+  const log = fakeLog();
+  let passes = 0;
+  const task = startPeriodic('sweep', 1, async () => {
+    passes++;
+    if (passes === 1) throw new Error('boom');
+  }, log);
+  await until(() => passes >= 2);
+  await task.stop();
+  expect(log.error).toHaveBeenCalledTimes(1);
+  expect(log.error.mock.calls[0][0]).toMatchObject({ err: expect.objectContaining({ message: 'boom' }), task: 'sweep' });
+});
