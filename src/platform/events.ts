@@ -48,6 +48,7 @@ let lastNotify = 0;
  * after commit. The type must be in a module manifest's `eventTypes`.
  */
 export async function recordEvent(tx: Queryable, tenantId: string, type: EventType, data: EventData): Promise<string> {
+  if (!known.size) throw new Error('no event types are known yet: the process must call setEventCatalogue at start (openPlatform does)');
   if (!isEventType(type)) throw new Error(`event type "${type}" is not in any module manifest's eventTypes`);
   const id = newId();
   const insert = sql`insert into ${events} (id, tenant_id, type, data) values (${id}, ${tenantId}, ${type}, ${JSON.stringify(data)}::jsonb)`;
