@@ -238,7 +238,7 @@ class SuccessRecorder {
   }
 }
 
-/** The worker starter (src/server.ts WORKERS): runs the dispatcher until the platform closes. */
+/** The worker starter (notifications manifest): runs the dispatcher until the platform closes. */
 export async function startWebhookDispatcher(ctx: PlatformContext): Promise<() => Promise<void>> {
   const dispatcher = new WebhookDispatcher(ctx.db, ctx.config.webhooks, ctx.log);
   await dispatcher.start(ctx);
