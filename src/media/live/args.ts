@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import type { InputLoss, LiveRendition } from './types.ts';
+
+export const AUDIO_TRACK = 'audio';
+const AUDIO_BITRATE = 128_000;
+export const audioBandwidth = AUDIO_BITRATE;
+
+export type RunSource =
+  | { kind: 'live'; url: string; loop: boolean }
+  | { kind: 'slate'; loss: InputLoss };
+
+export interface RunArgs {
+  source: RunSource;
+  renditions: LiveRendition[];
+  audioOnly: boolean;
+  segmentSeconds: number;
+  /** Media time (seconds) the run's first frame gets: the channel's timeline continues across runs. */
+  offset: number;
+  dir: string;
+}
+
+/** `#1a2b3c`, `0x1a2b3c`, `1a2b3c` or a colour name as lavfi's `color` source takes it; anything else is black. */
+export function lavfiColor(color: string): string {
+  const hex = /^(?:#|0x)?([0-9a-f]{6})$/i.exec(color.trim());
+  if (hex) return `0x${hex[1]}`;
+  return /^[a-z]{3,20}$/i.test(color.trim()) ? color.trim().toLowerCase() : 'black';
+}
+
+/**
+ * One ffmpeg run of a channel. The live run and the slate run encode the same ladder with the same settings (fixed
+ * GOP of one segment, no scene cuts, same colour signalling, AAC 48 kHz stereo), so their init segments have the same
+ * shape and players switch between them as between two segments of one stream.
+ */
+export function runArgs(a: RunArgs): string[] {
+  const top = a.renditions.reduce((m, r) => (r.height > m.height ? r : m), a.renditions[0] ?? { width: 640, height: 360, frameRate: 25 } as LiveRendition);
+  const fps = top.frameRate;
+  const args = ['-progress', 'pipe:1', '-stats_period', '0.5'];
+  let videoIn = '0:v';
+  let audioIn = '0:a:0';
+  if (a.source.kind === 'live') {
+    // The ingest replays its cached metadata and headers at once: a short probe is enough and saves a second per switch.
+    args.push('-analyzeduration', '1000000', '-probesize', '1000000');
+    if (a.source.loop) args.push('-re', '-stream_loop', '-1');
+    args.push('-i', a.source.url);
+  } else {
+    const loss = a.source.loss;
+    if (a.audioOnly) {
+      audioIn = '0:a';
+    } else if (loss.type === 'COLOR') {
+      args.push('-re', '-f', 'lavfi', '-i', `color=c=${lavfiColor(loss.color)}:s=${top.width}x${top.height}:r=${fps}`);
+    } else {
+      args.push('-re', '-loop', '1', '-framerate', String(fps), '-i', loss.imagePath);
+    }
+    if (!a.audioOnly) audioIn = '1:a';
+    args.push('-re', '-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=stereo');
+  }
+  const filters: string[] = [];
+  const maps: string[] = [];
+  const enc: string[] = [];
+  const streams: string[] = [];
+  if (!a.audioOnly) {
+    let src = `[${videoIn}]`;
+    if (a.source.kind === 'slate' && a.source.loss.type === 'SLATE') {
+      filters.push(`${src}scale=${top.width}:${top.height}:force_original_aspect_ratio=decrease,pad=${top.width}:${top.height}:(ow-iw)/2:(oh-ih)/2[slate]`);
+      src = '[slate]';
+    }
+    const n = a.renditions.length;
+    filters.push(`${src}split=${n}${a.renditions.map((_, i) => `[s${i}]`).join('')}`);
+    a.renditions.forEach((r, i) => {
+      // Never upscale: a rung taller than the input is encoded at the input's height (its name and URL stay).
+      filters.push(`[s${i}]fps=${r.frameRate},scale=-2:'min(${r.height},ih)',setsar=1,format=yuv420p[v${i}]`);
+      maps.push('-map', `[v${i}]`);
+      const gop = Math.round(a.segmentSeconds * r.frameRate);
+      enc.push(`-b:v:${i}`, String(r.videoBitrate), `-maxrate:v:${i}`, String(Math.round(r.videoBitrate * 1.2)), `-bufsize:v:${i}`, String(r.videoBitrate * 2));
+      enc.push(`-g:v:${i}`, String(gop), `-keyint_min:v:${i}`, String(gop));
+      streams.push(`v:${i},name:${r.name}`);
+    });
+    enc.push('-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-profile:v', 'high', '-sc_threshold', '0');
+    enc.push('-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-color_range', 'tv');
+  }
+  filters.push(`[${audioIn}]aresample=48000,aformat=sample_rates=48000:channel_layouts=stereo[a0]`);
+  maps.push('-map', '[a0]');
+  enc.push('-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ar', '48000', '-ac', '2');
+  streams.push(`a:0,name:${AUDIO_TRACK}`);
+  return [
+    ...args,
+    '-filter_complex', filters.join(';'),
+    ...maps,
+    ...enc,
+    '-output_ts_offset', a.offset.toFixed(6),
+    '-f', 'hls',
+    '-hls_time', String(a.segmentSeconds),
+    '-hls_list_size', '0',
+    '-hls_segment_type', 'fmp4',
+    '-hls_flags', 'independent_segments',
+    // Keeps the offset in the fragments' decode times (tfdt): without it every run would start at 0.
+    '-hls_segment_options', 'movflags=+frag_discont',
+    '-hls_fmp4_init_filename', 'init.mp4',
+    '-hls_segment_filename', join(a.dir, '%v', '%d.m4s'),
+    '-var_stream_map', streams.join(' '),
+    join(a.dir, '%v', 'index.m3u8'),
+  ];
+}

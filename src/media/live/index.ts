@@ -1,0 +1,14 @@
+/** The live media layer: RTMP ingest, supervised ffmpeg runs, the HLS/DASH packager. Imports nothing from modules. */
+export type {
+  InputLoss,
+  LiveInput,
+  LivePipeline,
+  LivePipelineEvent,
+  LivePipelineOptions,
+  LivePipelineStats,
+  LiveRendition,
+  RtmpIngest,
+  RtmpIngestOptions,
+} from './types.ts';
+export { startRtmpIngest } from './ingest.ts';
+export { createLivePipeline } from './pipeline.ts';

@@ -1,0 +1,67 @@
+/**
+ * The few ISO-BMFF facts the packager needs from ffmpeg's CMAF output: a track's timescale and codec string from the
+ * init segment, a media segment's decode time (tfdt). Reading them from the files, not from ffmpeg's playlists, keeps
+ * the DASH timeline equal to what the player finds in the media.
+ */
+
+interface Box {
+  type: string;
+  start: number; // of the payload
+  end: number;
+}
+
+const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl', 'moof', 'traf', 'stsd', 'avc1', 'mp4a']);
+
+function* boxes(buf: Buffer, start: number, end: number): Generator<Box> {
+  let at = start;
+  while (at + 8 <= end) {
+    let size = buf.readUInt32BE(at);
+    const type = buf.toString('latin1', at + 4, at + 8);
+    let header = 8;
+    if (size === 1 && at + 16 <= end) {
+      size = Number(buf.readBigUInt64BE(at + 8));
+      header = 16;
+    } else if (size === 0) size = end - at;
+    if (size < header || at + size > end) return;
+    yield { type, start: at + header, end: at + size };
+    at += size;
+  }
+}
+
+/** Depth-first search for the first box of `type`, descending into the containers above. */
+function find(buf: Buffer, type: string, start = 0, end = buf.length): Box | undefined {
+  for (const box of boxes(buf, start, end)) {
+    if (box.type === type) return box;
+    if (CONTAINERS.has(box.type)) {
+      // stsd has 8 bytes of version/count before its entries; sample entries have fixed fields before children.
+      const skip = box.type === 'stsd' ? 8 : box.type === 'avc1' ? 78 : box.type === 'mp4a' ? 28 : 0;
+      const found = find(buf, type, box.start + skip, box.end);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+export interface InitInfo {
+  timescale: number;
+  /** RFC 6381 codec string: `avc1.64001f`, `mp4a.40.2`. */
+  codec: string;
+}
+
+export function readInit(init: Buffer): InitInfo {
+  const mdhd = find(init, 'mdhd');
+  if (!mdhd) throw new Error('init segment without mdhd');
+  const version = init[mdhd.start]!;
+  const timescale = init.readUInt32BE(mdhd.start + (version === 1 ? 20 : 12));
+  const avcC = find(init, 'avcC');
+  if (avcC) return { timescale, codec: `avc1.${init.subarray(avcC.start + 1, avcC.start + 4).toString('hex')}` };
+  if (find(init, 'mp4a')) return { timescale, codec: 'mp4a.40.2' };
+  throw new Error('init segment with an unknown codec');
+}
+
+/** The segment's baseMediaDecodeTime, in the track's timescale. */
+export function readDecodeTime(segment: Buffer): number {
+  const tfdt = find(segment, 'tfdt');
+  if (!tfdt) throw new Error('media segment without tfdt');
+  return segment[tfdt.start] === 1 ? Number(segment.readBigUInt64BE(tfdt.start + 4)) : segment.readUInt32BE(tfdt.start + 4);
+}

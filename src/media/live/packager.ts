@@ -1,0 +1,205 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
+import { readDecodeTime, readInit } from './mp4.ts';
+
+export interface PackagerOptions {
+  tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
+  segmentSeconds: number;
+  windowSegments: number;
+  retentionSeconds: number;
+  /** Wall-clock ms of media time 0 (DASH availabilityStartTime, HLS program date-time origin). */
+  availabilityStart: number;
+  publish(key: string, body: Buffer, contentType: string): Promise<void>;
+  remove(keys: string[]): Promise<void>;
+  onSegment(track: string, segment: PublishedSegment): void;
+  log: Logger;
+}
+
+interface RunState {
+  run: number;
+  dir: string;
+  offset: number;
+  started?: boolean;
+  /** Per track: how many of the run's playlist entries are published. */
+  done: Map<string, number>;
+}
+
+interface TrackState extends Track {
+  /** The init bytes of the current DASH Period, to tell whether a new run's init changes it. */
+  periodInit?: Buffer;
+  periodInitKey?: string;
+  period: number;
+  lastRun?: number;
+  discontinuities: number;
+  nextSequence: number;
+}
+
+const HLS = 'application/vnd.apple.mpegurl';
+const DASH = 'application/dash+xml';
+
+interface Entry {
+  duration: number;
+  uri: string;
+}
+
+/** ffmpeg's per-variant playlist: the init segment's name and every finished segment, in order. */
+function parseVariant(text: string): { map?: string; entries: Entry[] } {
+  let map: string | undefined;
+  const entries: Entry[] = [];
+  let duration: number | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('#EXT-X-MAP:')) map = /URI="([^"]+)"/.exec(line)?.[1];
+    else if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
+    else if (line && !line.startsWith('#') && duration !== undefined) {
+      entries.push({ duration, uri: line });
+      duration = undefined;
+    }
+  }
+  return { map, entries };
+}
+
+/**
+ * Owns the channel's manifests. ffmpeg writes each run's CMAF segments and its own playlists into the run's
+ * directory; the packager publishes finished segments under channel-global names and writes the HLS playlists and
+ * the DASH manifest over all runs, so a new run (input lost, input back, a restarted encoder) never changes a URL.
+ */
+export class Packager {
+  private readonly tracks: TrackState[];
+  private readonly periods: Period[] = [];
+  private run: RunState | undefined;
+  private masterWritten = false;
+  private written = 0;
+
+  constructor(private readonly o: PackagerOptions) {
+    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0 }));
+  }
+
+  get segmentsWritten(): number {
+    return this.written;
+  }
+
+  /** Where the timeline ends so far, in seconds since availabilityStart: the next run starts there or later. */
+  get timelineEnd(): number {
+    let end = 0;
+    for (const t of this.tracks) {
+      const last = t.segments.at(-1);
+      if (last) end = Math.max(end, last.decodeTime / t.timescale! + last.duration);
+    }
+    return end;
+  }
+
+  /** Follows a new run's output directory from media time `offset` (seconds); the previous run must be drained. */
+  beginRun(run: number, dir: string, offset: number): void {
+    this.run = { run, dir, offset, done: new Map() };
+  }
+
+  /** Publishes what the current run has finished since the last call; returns how many segments that was. */
+  async poll(): Promise<number> {
+    const state = this.run;
+    if (!state) return 0;
+    const variants = new Map<string, { map?: string; entries: Entry[] }>();
+    for (const track of this.tracks) {
+      try {
+        variants.set(track.name, parseVariant(await readFile(join(state.dir, track.name, 'index.m3u8'), 'utf8')));
+      } catch {
+        // ffmpeg has not written this variant's playlist yet
+      }
+    }
+    if (!state.started) {
+      // A run's init segments are compared all at once: its tracks change Period together or not at all.
+      if (!this.tracks.every((t) => variants.get(t.name)?.map && variants.get(t.name)!.entries.length > 0)) return 0;
+      await this.startRun(state, variants);
+    }
+    let published = 0;
+    const changed: TrackState[] = [];
+    for (const track of this.tracks) {
+      const variant = variants.get(track.name);
+      const done = state.done.get(track.name) ?? 0;
+      if (!variant || variant.entries.length <= done) continue;
+      for (const entry of variant.entries.slice(done)) {
+        await this.publishSegment(track, state, entry);
+        published += 1;
+      }
+      state.done.set(track.name, variant.entries.length);
+      changed.push(track);
+    }
+    if (changed.length > 0) await this.writeManifests(changed);
+    return published;
+  }
+
+  private async startRun(state: RunState, variants: Map<string, { map?: string; entries: Entry[] }>): Promise<void> {
+    const inits = new Map<TrackState, Buffer>();
+    for (const track of this.tracks) {
+      const init = await readFile(join(state.dir, track.name, variants.get(track.name)!.map!));
+      const info = readInit(init);
+      track.codec ??= info.codec;
+      track.timescale ??= info.timescale;
+      if (info.timescale !== track.timescale) throw new Error(`the timescale of ${track.name} changed between runs`);
+      inits.set(track, init);
+    }
+    const newPeriod = this.tracks.some((t) => !t.periodInit || !t.periodInit.equals(inits.get(t)!));
+    if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });
+    for (const track of this.tracks) {
+      if (track.lastRun !== undefined) track.discontinuities += 1;
+      track.lastRun = state.run;
+      if (!newPeriod) continue;
+      const initKey = `${track.name}/init-${state.run}.mp4`;
+      await this.o.publish(initKey, inits.get(track)!, 'video/mp4');
+      track.periodInit = inits.get(track);
+      track.periodInitKey = initKey;
+      track.period = state.run;
+    }
+    state.started = true;
+  }
+
+  private async publishSegment(track: TrackState, state: RunState, entry: Entry): Promise<void> {
+    const body = await readFile(join(state.dir, track.name, entry.uri));
+    const segment: PublishedSegment = {
+      sequence: track.nextSequence++,
+      duration: entry.duration,
+      decodeTime: readDecodeTime(body),
+      run: state.run,
+      initKey: track.periodInitKey!,
+      discontinuity: track.discontinuities,
+      period: track.period,
+    };
+    await this.o.publish(segmentKey(track.name, segment.sequence), body, 'video/iso.segment');
+    track.segments.push(segment);
+    this.written += 1;
+    this.o.onSegment(track.name, segment);
+    await this.expire(track);
+  }
+
+  /** Keeps `retentionSeconds` of published segments (at least the window); removes older ones and unused inits. */
+  private async expire(track: TrackState): Promise<void> {
+    const ts = track.timescale!;
+    const last = track.segments.at(-1)!;
+    const horizon = last.decodeTime / ts + last.duration - this.o.retentionSeconds;
+    let cut = 0;
+    while (cut < track.segments.length - this.o.windowSegments && track.segments[cut]!.decodeTime / ts + track.segments[cut]!.duration < horizon) cut++;
+    if (cut === 0) return;
+    const dropped = track.segments.splice(0, cut);
+    const inUse = new Set(track.segments.map((s) => s.initKey));
+    const keys = dropped.map((s) => segmentKey(track.name, s.sequence));
+    for (const init of new Set(dropped.map((s) => s.initKey))) if (!inUse.has(init)) keys.push(init);
+    await this.o.remove(keys).catch((e) => this.o.log.warn({ err: e }, 'removing expired live segments failed'));
+  }
+
+  private async writeManifests(changed: TrackState[]): Promise<void> {
+    const { segmentSeconds, windowSegments, availabilityStart } = this.o;
+    for (const t of changed) {
+      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart)), HLS);
+    }
+    if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
+      await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks)), HLS);
+      this.masterWritten = true;
+    }
+    if (this.tracks.every((t) => t.segments.length > 0)) {
+      const mpd = dashManifest({ tracks: this.tracks, periods: this.periods, windowSegments, segmentSeconds, availabilityStart, now: Date.now() });
+      await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
+    }
+  }
+}

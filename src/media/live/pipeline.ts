@@ -1,0 +1,222 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MediaError, runFfmpeg } from '../ffmpeg.ts';
+import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
+import { Packager } from './packager.ts';
+import { RunProgress } from './runProgress.ts';
+import type { LiveInput, LivePipeline, LivePipelineOptions, LivePipelineStats } from './types.ts';
+
+const POLL_MS = 100;
+/** A crashed run is restarted after this, doubling up to RESTART_MAX_MS while it keeps crashing. */
+const RESTART_MIN_MS = 500;
+const RESTART_MAX_MS = 8000;
+/** Media time is anchored this far before start() so the first run's audio priming never goes below zero. */
+const ORIGIN_LEAD_S = 1;
+
+interface Run {
+  id: number;
+  source: RunSource;
+  abort: AbortController;
+  done: Promise<void>;
+  /** Set when the supervisor itself ended the run (a switch or stop), so its exit is no failure. */
+  ended: boolean;
+  progress: RunProgress;
+  firstSegment: boolean;
+}
+
+/**
+ * One channel's output: one ffmpeg run at a time (the live input, or the input-loss slate when there is none),
+ * supervised and restarted on failure, all runs packaged onto one continuous timeline by the Packager.
+ */
+export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
+  const log = o.log.child({ channelId: o.channelId });
+  let availabilityStart = 0;
+  let packager: Packager | undefined;
+  let input: LiveInput | null = null;
+  let current: Run | undefined;
+  let runs = 0;
+  let stopped = false;
+  let started = false;
+  let switching: Promise<void> = Promise.resolve();
+  let pollTimer: NodeJS.Timeout | undefined;
+  let polling: Promise<unknown> = Promise.resolve();
+  let failing = false;
+  let restartDelay = RESTART_MIN_MS;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let connectedSince: number | undefined;
+  let connectedSeconds = 0;
+  let droppedBefore = 0;
+  let inputConnected = false;
+
+  const tracks = [
+    ...(o.audioOnly ? [] : o.renditions.map((r) => ({ name: r.name, kind: 'video' as const, width: r.width, height: r.height, frameRate: r.frameRate, bandwidth: r.videoBitrate }))),
+    { name: AUDIO_TRACK, kind: 'audio' as const, bandwidth: audioBandwidth },
+  ];
+
+  const desired = (): RunSource =>
+    input ? { kind: 'live', url: input.url, loop: input.loop ?? false } : { kind: 'slate', loss: o.inputLoss };
+
+  const poll = () => {
+    polling = polling.then(async () => {
+      if (!packager) return;
+      try {
+        const published = await packager.poll();
+        const run = current;
+        if (published > 0 && run && !run.firstSegment) {
+          run.firstSegment = true;
+          restartDelay = RESTART_MIN_MS;
+          if (failing) {
+            failing = false;
+            o.onEvent({ type: 'encoder.recovered' });
+          }
+        }
+      } catch (e) {
+        log.error({ err: e }, 'live packager failed to publish');
+      }
+    });
+  };
+
+  function launch(source: RunSource): void {
+    const id = ++runs;
+    const dir = join(o.workDir, `run-${id}`);
+    const offset = Math.max(packager!.timelineEnd, (Date.now() - availabilityStart) / 1000);
+    const abort = new AbortController();
+    const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined);
+    const run: Run = { id, source, abort, ended: false, progress, firstSegment: false, done: Promise.resolve() };
+    current = run;
+    log.info({ run: id, kind: source.kind, offset }, 'live run starting');
+    run.done = (async () => {
+      await mkdir(dir, { recursive: true });
+      packager!.beginRun(id, dir, offset);
+      const args = runArgs({ source, renditions: o.renditions, audioOnly: o.audioOnly, segmentSeconds: o.segmentSeconds, offset, dir });
+      const redact: Record<string, string> = { [o.workDir]: '<output>' };
+      if (source.kind === 'live') redact[source.url] = '<input>';
+      try {
+        await runFfmpeg(args, { signal: abort.signal, onStdout: (c) => progress.push(c), redact });
+        if (!run.ended) onRunExit(run, undefined);
+      } catch (e) {
+        if (!run.ended) onRunExit(run, e);
+      }
+      // Publish what the run finished before it exited (ffmpeg flushes its last, shorter segment on SIGTERM).
+      poll();
+      await polling;
+      droppedBefore += progress.dropped;
+      await rm(dir, { recursive: true, force: true });
+    })();
+  }
+
+  /** A run ended on its own: a crash (restart it, report it) or the end of a non-looping input (back to the slate). */
+  function onRunExit(run: Run, error: unknown): void {
+    if (stopped || current !== run) return;
+    if (error === undefined && run.source.kind === 'live') {
+      log.info({ run: run.id }, 'live input ended');
+      scheduleRestart(0);
+      return;
+    }
+    const message = error instanceof MediaError ? error.message : error instanceof Error ? error.message : 'ffmpeg exited';
+    log.warn({ run: run.id, err: message }, 'live encoder run failed; restarting it');
+    failing = true;
+    o.onEvent({ type: 'encoder.failed', message });
+    scheduleRestart(restartDelay);
+    restartDelay = Math.min(restartDelay * 2, RESTART_MAX_MS);
+  }
+
+  function scheduleRestart(delay: number): void {
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(() => switchTo(desired()), delay);
+  }
+
+  /** Ends the current run (its last segment is still published), then starts `source`: one run at a time. */
+  function switchTo(source: RunSource): Promise<void> {
+    switching = switching.then(async () => {
+      if (stopped) return;
+      const old = current;
+      if (old) {
+        old.ended = true;
+        old.abort.abort();
+        await old.done;
+      }
+      if (!stopped) launch(source);
+    });
+    return switching;
+  }
+
+  function markConnected(connected: boolean): void {
+    if (connected === inputConnected) return;
+    inputConnected = connected;
+    if (connected) {
+      connectedSince = Date.now();
+      o.onEvent({ type: 'input.connected' });
+    } else {
+      connectedSeconds += (Date.now() - (connectedSince ?? Date.now())) / 1000;
+      connectedSince = undefined;
+      o.onEvent({ type: 'input.lost' });
+    }
+  }
+
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      await rm(o.workDir, { recursive: true, force: true });
+      await mkdir(o.workDir, { recursive: true });
+      availabilityStart = Date.now() - ORIGIN_LEAD_S * 1000;
+      packager = new Packager({
+        tracks,
+        segmentSeconds: o.segmentSeconds,
+        windowSegments: o.windowSegments,
+        retentionSeconds: o.retentionSeconds ?? 3600,
+        availabilityStart,
+        publish: o.publish,
+        remove: o.remove,
+        log,
+        onSegment: (rendition, s) => {
+          if (current?.source.kind === 'live') markConnected(true);
+          o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
+        },
+      });
+      pollTimer = setInterval(poll, POLL_MS);
+      await switchTo(desired());
+    },
+
+    setInput(next) {
+      const was = input;
+      input = next;
+      if (!next && was) markConnected(false);
+      if (!started || stopped) return;
+      if (!next && !was) return;
+      if (next && was && next.url === was.url && current?.source.kind === 'live') return;
+      clearTimeout(restartTimer);
+      void switchTo(desired());
+    },
+
+    stats(): LivePipelineStats {
+      const run = current;
+      const live = run?.source.kind === 'live' && inputConnected;
+      return {
+        inputConnected,
+        inputBitrateKbps: live ? run.progress.inputBitrateKbps() : 0,
+        inputFrameRate: live ? run.progress.inputFrameRate : 0,
+        droppedFrames: droppedBefore + (run?.progress.dropped ?? 0),
+        segmentsWritten: packager?.segmentsWritten ?? 0,
+        inputConnectedSeconds: connectedSeconds + (connectedSince ? (Date.now() - connectedSince) / 1000 : 0),
+      };
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(restartTimer);
+      clearInterval(pollTimer);
+      await switching;
+      if (current) {
+        current.ended = true;
+        current.abort.abort();
+        await current.done;
+      }
+      await polling;
+      if (inputConnected) markConnected(false);
+      await rm(o.workDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+
+/** One shared RTMP listener per live process (node-media-server 4's protocol code over our own listener). */
+export interface RtmpIngestOptions {
+  host: string; // MEDIAPLANE_RTMP_HOST, default 0.0.0.0
+  port: number; // MEDIAPLANE_RTMP_PORT, default 1935 (0 = any free port, for tests)
+  /** Synchronous check at connect, before any media is accepted: the channel that owns this stream key, or why not. */
+  authorize(streamKey: string, remoteAddress: string): { channelId: string } | { refused: string };
+  onPublish(channelId: string): void; // the encoder is connected and sending
+  onUnpublish(channelId: string): void; // it disconnected (or stalled past a timeout)
+  log: Logger;
+}
+export interface RtmpIngest {
+  readonly port: number;
+  /** Where a local ffmpeg reads the channel's published stream (loopback; nobody else may play it). */
+  inputUrl(channelId: string): string | undefined;
+  /** Bytes received from the channel's current publisher (for `LiveInput.bytesReceived`), undefined if none. */
+  bytesReceived(channelId: string): number | undefined;
+  /** Disconnects a publisher (key rotated, channel stopped). */
+  kick(channelId: string): void;
+  close(): Promise<void>;
+}
+
+export interface LiveRendition {
+  name: string;
+  width: number;
+  height: number;
+  videoBitrate: number;
+  frameRate: number;
+}
+export type InputLoss = { type: 'COLOR'; color: string } | { type: 'SLATE'; imagePath: string };
+
+export interface LivePipelineOptions {
+  channelId: string;
+  workDir: string; // local scratch directory for ffmpeg's output; the pipeline owns it
+  renditions: LiveRendition[]; // the video ladder (empty when audioOnly)
+  audioOnly: boolean; // transmissionType Audio
+  segmentSeconds: number; // 2 by default
+  windowSegments: number; // segments listed in the live playlists (the seek-back window)
+  inputLoss: InputLoss;
+  /** Published segments older than this are removed (the Recorder will need a retention window). Default 3600. */
+  retentionSeconds?: number;
+  /** Writes a file of the channel's output: `key` is relative to the channel's output prefix (e.g. `720p/12.m4s`). */
+  publish(key: string, body: Buffer, contentType: string): Promise<void>;
+  remove(keys: string[]): Promise<void>;
+  log: Logger;
+  onEvent(event: LivePipelineEvent): void;
+}
+export type LivePipelineEvent =
+  | { type: 'input.connected' }
+  | { type: 'input.lost' }
+  | { type: 'encoder.failed'; message: string }
+  | { type: 'encoder.recovered' }
+  | { type: 'segment'; rendition: string; sequence: number; durationSeconds: number };
+export interface LivePipelineStats {
+  inputConnected: boolean;
+  inputBitrateKbps: number;
+  inputFrameRate: number;
+  droppedFrames: number;
+  segmentsWritten: number;
+  inputConnectedSeconds: number;
+}
+export interface LiveInput {
+  url: string;
+  loop?: boolean;
+  /** Bytes received from the input so far (the ingest counts them); gives `inputBitrateKbps`. */
+  bytesReceived?: () => number;
+}
+export interface LivePipeline {
+  /** Starts producing output at once: the input-loss slate/colour until an input is set. */
+  start(): Promise<void>;
+  /** The live input (an RTMP URL from the ingest, or a file/URL looped for input.mp4Sources), or null: input lost. */
+  setInput(input: LiveInput | null): void;
+  stats(): LivePipelineStats;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pino } from 'pino';
+import { ffmpegPath, runFfmpeg } from '../../src/media/ffmpeg.ts';
+import {
+  createLivePipeline,
+  type LivePipeline,
+  type LivePipelineEvent,
+  type LivePipelineOptions,
+  type LiveRendition,
+} from '../../src/media/live/index.ts';
+
+export const quietLog = () => pino({ level: process.env.LIVE_TEST_LOG ?? 'warn' });
+
+/** The tiny ladder of the live tests: two rungs, 25 fps. */
+export const TINY_LADDER: LiveRendition[] = [
+  { name: '180p', width: 320, height: 180, videoBitrate: 300_000, frameRate: 25 },
+  { name: '90p', width: 160, height: 90, videoBitrate: 120_000, frameRate: 25 },
+];
+
+/** Polls `check` until it returns something truthy; fails with `what` after `timeoutMs` (a hang guard, not a threshold). */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 45_000): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A pipeline whose output is written into `outDir` (as the module will write to the object store). */
+export function localPipeline(
+  root: string,
+  overrides: Partial<LivePipelineOptions> = {},
+): { pipeline: LivePipeline; outDir: string; events: LivePipelineEvent[]; removed: string[] } {
+  const outDir = join(root, 'out');
+  mkdirSync(outDir, { recursive: true });
+  const events: LivePipelineEvent[] = [];
+  const removed: string[] = [];
+  const pipeline = createLivePipeline({
+    channelId: 'c1',
+    workDir: join(root, 'work'),
+    renditions: TINY_LADDER,
+    audioOnly: false,
+    segmentSeconds: 1,
+    windowSegments: 6,
+    inputLoss: { type: 'COLOR', color: '#1060c0' },
+    async publish(key, body) {
+      const file = join(outDir, key);
+      mkdirSync(dirname(file), { recursive: true });
+      // Whole files appear at once, as in an object store.
+      writeFileSync(`${file}.tmp`, body);
+      rmSync(file, { force: true });
+      writeFileSync(file, body);
+      rmSync(`${file}.tmp`, { force: true });
+    },
+    async remove(keys) {
+      removed.push(...keys);
+      for (const k of keys) rmSync(join(outDir, k), { force: true });
+    },
+    log: quietLog(),
+    onEvent: (e) => events.push(e),
+    ...overrides,
+  });
+  return { pipeline, outDir, events, removed };
+}
+
+/** An encoder pushing a moving test pattern with a tone over RTMP, in real time, until stopped. */
+export function pushRtmp(url: string, { size = '320x180', rate = 25, seconds = 600 }: { size?: string; rate?: number; seconds?: number } = {}): {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  stderr: () => string;
+  stop(): Promise<void>;
+} {
+  const child = spawn(
+    ffmpegPath(),
+    [
+      '-hide_banner', '-nostdin', '-loglevel', 'error',
+      '-re', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${rate}`,
+      '-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
+      '-t', String(seconds),
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', String(rate), '-pix_fmt', 'yuv420p',
+      '-c:a', 'aac', '-b:a', '64k',
+      '-f', 'flv', url,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4000)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface ParsedPlaylist {
+  sequence: number;
+  discontinuitySequence: number;
+  segments: { uri: string; duration: number; discontinuity: boolean; map: string }[];
+}
+
+export function readPlaylist(file: string): ParsedPlaylist | undefined {
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8');
+  const out: ParsedPlaylist = { sequence: 0, discontinuitySequence: 0, segments: [] };
+  let duration = 0;
+  let discontinuity = false;
+  let map = '';
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) out.sequence = Number(line.split(':')[1]);
+    else if (line.startsWith('#EXT-X-DISCONTINUITY-SEQUENCE:')) out.discontinuitySequence = Number(line.split(':')[1]);
+    else if (line === '#EXT-X-DISCONTINUITY') discontinuity = true;
+    else if (line.startsWith('#EXT-X-MAP:')) map = /URI="([^"]+)"/.exec(line)![1]!;
+    else if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
+    else if (line && !line.startsWith('#')) {
+      out.segments.push({ uri: line, duration, discontinuity, map });
+      discontinuity = false;
+    }
+  }
+  return out;
+}
+
+/** The mean RGB of one decoded frame (the first) of an fMP4 segment, with its init segment, scaled to 16x9. */
+export async function framePixels(outDir: string, init: string, segment: string): Promise<{ r: number; g: number; b: number; spread: number }> {
+  const joined = join(outDir, `.probe-${process.pid}-${Date.now()}.mp4`);
+  writeFileSync(joined, Buffer.concat([readFileSync(join(outDir, init)), readFileSync(join(outDir, segment))]));
+  try {
+    const raw = join(outDir, `.probe-${process.pid}-${Date.now()}.rgb`);
+    await runFfmpeg(['-i', joined, '-frames:v', '1', '-vf', 'scale=16:9', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', raw]);
+    const px = readFileSync(raw);
+    rmSync(raw, { force: true });
+    let r = 0, g = 0, b = 0;
+    const n = px.length / 3;
+    for (let i = 0; i < px.length; i += 3) {
+      r += px[i]!;
+      g += px[i + 1]!;
+      b += px[i + 2]!;
+    }
+    r /= n; g /= n; b /= n;
+    let spread = 0;
+    for (let i = 0; i < px.length; i += 3) spread = Math.max(spread, Math.abs(px[i]! - r) + Math.abs(px[i + 1]! - g) + Math.abs(px[i + 2]! - b));
+    return { r, g, b, spread };
+  } finally {
+    rmSync(joined, { force: true });
+  }
+}
