@@ -107,7 +107,6 @@ describe('live media: RTMP ingest into the pipeline', () => {
       const hls = readPlaylist(join(outDir, '180p.m3u8'))!;
       const lastStart = hls.segments.map((s) => s.discontinuity).lastIndexOf(true);
       const lastRun = hls.segments.slice(Math.max(0, lastStart));
-      if (process.env.LIVE_TEST_DUMP) console.log(readFileSync(join(outDir, '180p.m3u8'), 'utf8'), mpd);
       // Within one run (one encoder process) the HLS durations add up to the DASH timeline's span.
       const runStart = times.length - lastRun.length;
       const span = (times.at(-1)!.t + times.at(-1)!.d - times[runStart]!.t) / timescale;

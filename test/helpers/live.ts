@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../../src/media/ffmpeg.ts';
@@ -52,9 +52,7 @@ export function localPipeline(
       mkdirSync(dirname(file), { recursive: true });
       // Whole files appear at once, as in an object store.
       writeFileSync(`${file}.tmp`, body);
-      rmSync(file, { force: true });
-      writeFileSync(file, body);
-      rmSync(`${file}.tmp`, { force: true });
+      renameSync(`${file}.tmp`, file);
     },
     async remove(keys) {
       removed.push(...keys);
@@ -151,4 +149,60 @@ export async function framePixels(outDir: string, init: string, segment: string)
   } finally {
     rmSync(joined, { force: true });
   }
+}
+
+export interface LivePlayer {
+  /** The playhead, the first fatal error (if any) and the picture's size, as the page sees them now. */
+  state(): Promise<{ currentTime: number; error?: string; videoHeight: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the player page and starts hls.js or dash.js on a live URL; the test reads the playhead while it changes the
+ * input underneath. Fatal player errors and media element errors are kept, the first one wins.
+ */
+export async function playLive(browser: import('playwright-core').Browser, pageUrl: string, url: string, player: 'hls' | 'dash'): Promise<LivePlayer> {
+  const page = await browser.newPage();
+  await page.goto(pageUrl);
+  await page.evaluate(
+    ({ url, player }) => {
+      const video = document.getElementById('v') as HTMLVideoElement;
+      const w = window as any;
+      const state: { error?: string } = {};
+      w.__live = state;
+      if (player === 'hls') {
+        const hls = new w.Hls();
+        hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
+          if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}`;
+        });
+        hls.loadSource(url);
+        hls.attachMedia(video);
+      } else {
+        const dash = w.dashjs.MediaPlayer().create();
+        dash.on('error', (e: any) => {
+          if (!state.error) state.error = `dash.js: ${JSON.stringify(e.error ?? e).slice(0, 300)}`;
+        });
+        dash.initialize(video, url, true);
+      }
+      video.addEventListener('error', () => {
+        if (!state.error) state.error = `media element: ${video.error?.code} ${video.error?.message}`;
+      });
+      video.muted = true;
+      // No play() here: dash.js starts its manifest refresh on the 'play' event it sees after attaching, and autoplays.
+      if (player === 'hls') video.play().catch(() => {});
+      // A live player may pause at a stall; a viewer would press play again.
+      setInterval(() => {
+        if (video.paused && video.readyState >= 2) video.play().catch(() => {});
+      }, 250);
+    },
+    { url, player },
+  );
+  return {
+    state: () =>
+      page.evaluate(() => {
+        const video = document.getElementById('v') as HTMLVideoElement;
+        return { currentTime: video.currentTime, error: (window as any).__live.error as string | undefined, videoHeight: video.videoHeight };
+      }),
+    close: () => page.close(),
+  };
 }

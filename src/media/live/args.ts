@@ -92,7 +92,8 @@ export function runArgs(a: RunArgs): string[] {
     '-hls_time', String(a.segmentSeconds),
     '-hls_list_size', '0',
     '-hls_segment_type', 'fmp4',
-    '-hls_flags', 'independent_segments',
+    // temp_file: a segment appears under its name only once complete.
+    '-hls_flags', 'independent_segments+temp_file',
     // Keeps the offset in the fragments' decode times (tfdt): without it every run would start at 0.
     '-hls_segment_options', 'movflags=+frag_discont',
     '-hls_fmp4_init_filename', 'init.mp4',

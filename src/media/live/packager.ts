@@ -22,6 +22,7 @@ interface RunState {
   dir: string;
   offset: number;
   started?: boolean;
+  failures: Map<string, number>;
   /** Per track: how many of the run's playlist entries are published. */
   done: Map<string, number>;
 }
@@ -37,6 +38,8 @@ interface TrackState extends Track {
 }
 
 const HLS = 'application/vnd.apple.mpegurl';
+/** Polls (of 100 ms) a segment listed by ffmpeg may stay unreadable before it is skipped. */
+const MAX_SEGMENT_TRIES = 20;
 const DASH = 'application/dash+xml';
 
 interface Entry {
@@ -93,7 +96,7 @@ export class Packager {
 
   /** Follows a new run's output directory from media time `offset` (seconds); the previous run must be drained. */
   beginRun(run: number, dir: string, offset: number): void {
-    this.run = { run, dir, offset, done: new Map() };
+    this.run = { run, dir, offset, done: new Map(), failures: new Map() };
   }
 
   /** Publishes what the current run has finished since the last call; returns how many segments that was. */
@@ -119,12 +122,21 @@ export class Packager {
       const variant = variants.get(track.name);
       const done = state.done.get(track.name) ?? 0;
       if (!variant || variant.entries.length <= done) continue;
-      for (const entry of variant.entries.slice(done)) {
-        await this.publishSegment(track, state, entry);
-        published += 1;
-      }
-      state.done.set(track.name, variant.entries.length);
       changed.push(track);
+      for (const [i, entry] of variant.entries.entries()) {
+        if (i < done) continue;
+        try {
+          await this.publishSegment(track, state, entry);
+          published += 1;
+        } catch (e) {
+          // A segment that stays unreadable is skipped (players see a gap, not a stuck channel).
+          const tries = (state.failures.get(entry.uri) ?? 0) + 1;
+          state.failures.set(entry.uri, tries);
+          if (tries < MAX_SEGMENT_TRIES) break;
+          this.o.log.error({ err: e, track: track.name }, 'skipping a live segment that cannot be read');
+        }
+        state.done.set(track.name, i + 1);
+      }
     }
     if (changed.length > 0) await this.writeManifests(changed);
     return published;
@@ -141,6 +153,16 @@ export class Packager {
       inits.set(track, init);
     }
     const newPeriod = this.tracks.some((t) => !t.periodInit || !t.periodInit.equals(inits.get(t)!));
+    if (newPeriod && this.periods.length > 0) {
+      const changed = this.tracks.filter((t) => !t.periodInit!.equals(inits.get(t)!)).map((t) => {
+        const a = t.periodInit!;
+        const b = inits.get(t)!;
+        let at = 0;
+        while (at < Math.min(a.length, b.length) && a[at] === b[at]) at++;
+        return { track: t.name, sizes: [a.length, b.length], firstDifference: at };
+      });
+      this.o.log.info({ run: state.run, changed }, 'init segments changed: a new DASH Period');
+    }
     if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });
     for (const track of this.tracks) {
       if (track.lastRun !== undefined) track.discontinuities += 1;
@@ -157,16 +179,18 @@ export class Packager {
 
   private async publishSegment(track: TrackState, state: RunState, entry: Entry): Promise<void> {
     const body = await readFile(join(state.dir, track.name, entry.uri));
+    const decodeTime = readDecodeTime(body); // throws on a damaged segment: retried at the next poll
     const segment: PublishedSegment = {
-      sequence: track.nextSequence++,
+      sequence: track.nextSequence,
       duration: entry.duration,
-      decodeTime: readDecodeTime(body),
+      decodeTime,
       run: state.run,
       initKey: track.periodInitKey!,
       discontinuity: track.discontinuities,
       period: track.period,
     };
     await this.o.publish(segmentKey(track.name, segment.sequence), body, 'video/iso.segment');
+    track.nextSequence += 1;
     track.segments.push(segment);
     this.written += 1;
     this.o.onSegment(track.name, segment);

@@ -12,6 +12,10 @@ const RESTART_MIN_MS = 500;
 const RESTART_MAX_MS = 8000;
 /** Media time is anchored this far before start() so the first run's audio priming never goes below zero. */
 const ORIGIN_LEAD_S = 1;
+/** How far (in segments) the timeline may fall behind the wall clock before a run re-anchors it. */
+const MAX_LAG_SEGMENTS = 3;
+/** …and never less than this many seconds (short test segments would re-anchor at every switch). */
+const MAX_LAG_MIN_S = 6;
 
 interface Run {
   id: number;
@@ -79,7 +83,12 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   function launch(source: RunSource): void {
     const id = ++runs;
     const dir = join(o.workDir, `run-${id}`);
-    const offset = Math.max(packager!.timelineEnd, (Date.now() - availabilityStart) / 1000);
+    // Runs continue the timeline without a gap, so players buffer through a switch. Each switch leaves the timeline
+    // behind the wall clock by the new run's start-up time; once that exceeds MAX_LAG segments, the next run starts at
+    // the wall clock instead (one gap), so DASH players, which find the live edge from the wall clock, stay close.
+    const end = packager!.timelineEnd;
+    const wall = (Date.now() - availabilityStart) / 1000;
+    const offset = end === 0 || wall - end > Math.max(MAX_LAG_SEGMENTS * o.segmentSeconds, MAX_LAG_MIN_S) ? Math.max(end, wall) : end;
     const abort = new AbortController();
     const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined);
     const run: Run = { id, source, abort, ended: false, progress, firstSegment: false, done: Promise.resolve() };
@@ -171,7 +180,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         remove: o.remove,
         log,
         onSegment: (rendition, s) => {
-          if (current?.source.kind === 'live') markConnected(true);
+          // The last segments of a live run ended by an input loss are no reconnect.
+          if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
         },
       });
