@@ -8,6 +8,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   transcode: () => import('./transcode.ts'),
   upload: () => import('./upload.ts'),
   md5x4: () => import('./md5x4.ts'),
+  live: () => import('./live.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
@@ -83,7 +84,7 @@ describe('live media: input loss and supervision', () => {
       expect(playlist.segments.map((s) => s.uri)).toEqual(playlist.segments.map((_, i) => `${rung}/${playlist.sequence + i}.m4s`));
     }
     // Decode times never go back: every run continues the timeline where the previous one ended.
-    const mpd = (await import('node:fs')).readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
+    const mpd = readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
     for (const rep of mpd.matchAll(/<Representation id="(\w+)"[\s\S]*?<\/Representation>/g)) {
       const s = [...rep[0].matchAll(/<S t="(\d+)" d="(\d+)"\/>/g)].map((m) => ({ t: Number(m[1]), d: Number(m[2]) }));
       for (let i = 1; i < s.length; i++) expect(s[i]!.t).toBeGreaterThanOrEqual(s[i - 1]!.t + s[i - 1]!.d - 2048);
@@ -91,6 +92,24 @@ describe('live media: input loss and supervision', () => {
     const stats = pipeline.stats();
     expect(stats.segmentsWritten).toBeGreaterThan(0);
     expect(stats.inputConnectedSeconds).toBeGreaterThan(0);
+    await pipeline.stop();
+    pipeline = undefined;
+  });
+
+  it('a stalled encoder (connected, sending nothing) is an input loss too', async () => {
+    const p = localPipeline(join(tmp.dir, 'stall'), { channelId: CHANNEL });
+    pipeline = p.pipeline;
+    await pipeline.start();
+    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    try {
+      await waitForPicture('live frames', p.outDir, isPattern);
+      process.kill(encoder.child.pid!, 'SIGSTOP');
+      await waitForPicture('the colour while the encoder hangs', p.outDir, (px) => isColour(px, COLOR));
+      expect(p.events.some((e) => e.type === 'input.lost')).toBe(true);
+    } finally {
+      encoder.child.kill('SIGKILL');
+      await encoder.exited;
+    }
     await pipeline.stop();
     pipeline = undefined;
   });
@@ -107,6 +126,20 @@ describe('live media: input loss and supervision', () => {
     await waitForPicture('the looped file', p.outDir, isPattern);
     pipeline.setInput(null);
     await waitForPicture('the slate again', p.outDir, (px) => isColour(px, { r: 0xc0, g: 0x30, b: 0x30 }));
+    await pipeline.stop();
+    pipeline = undefined;
+  });
+
+  it('audio only: the slate is silence in an audio playlist that the master lists, and the MPD has audio alone', async () => {
+    const p = localPipeline(join(tmp.dir, 'audio'), { audioOnly: true, renditions: [] });
+    pipeline = p.pipeline;
+    await pipeline.start();
+    await waitFor('audio segments', () => (readPlaylist(join(p.outDir, 'audio.m3u8'))?.segments.length ?? 0) >= 2);
+    await waitFor('the MPD', () => existsSync(join(p.outDir, 'manifest.mpd')));
+    expect(readFileSync(join(p.outDir, 'master.m3u8'), 'utf8')).toMatch(/#EXT-X-STREAM-INF:BANDWIDTH=\d+,CODECS="mp4a\.40\.2"\naudio\.m3u8/);
+    const mpd = readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
+    expect(mpd).toContain('contentType="audio"');
+    expect(mpd).not.toContain('contentType="video"');
     await pipeline.stop();
     pipeline = undefined;
   });

@@ -12,6 +12,9 @@ const RESTART_MIN_MS = 500;
 const RESTART_MAX_MS = 8000;
 /** Media time is anchored this far before start() so the first run's audio priming never goes below zero. */
 const ORIGIN_LEAD_S = 1;
+/** A live run without a new frame for this many segments (and at least STALL_MIN_S) counts as input loss. */
+const STALL_SEGMENTS = 3;
+const STALL_MIN_S = 5;
 /** How far (in segments) the timeline may fall behind the wall clock before a run re-anchors it. */
 const MAX_LAG_SEGMENTS = 3;
 /** …and never less than this many seconds (short test segments would re-anchor at every switch). */
@@ -24,6 +27,8 @@ interface Run {
   done: Promise<void>;
   /** Set when the supervisor itself ended the run (a switch or stop), so its exit is no failure. */
   ended: boolean;
+  /** Its ffmpeg process has exited. */
+  exited: boolean;
   progress: RunProgress;
   firstSegment: boolean;
 }
@@ -91,7 +96,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     const offset = end === 0 || wall - end > Math.max(MAX_LAG_SEGMENTS * o.segmentSeconds, MAX_LAG_MIN_S) ? Math.max(end, wall) : end;
     const abort = new AbortController();
     const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined);
-    const run: Run = { id, source, abort, ended: false, progress, firstSegment: false, done: Promise.resolve() };
+    const run: Run = { id, source, abort, ended: false, exited: false, progress, firstSegment: false, done: Promise.resolve() };
     current = run;
     log.info({ run: id, kind: source.kind, offset }, 'live run starting');
     run.done = (async () => {
@@ -102,8 +107,10 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       if (source.kind === 'live') redact[source.url] = '<input>';
       try {
         await runFfmpeg(args, { signal: abort.signal, onStdout: (c) => progress.push(c), redact });
+        run.exited = true;
         if (!run.ended) onRunExit(run, undefined);
       } catch (e) {
+        run.exited = true;
         if (!run.ended) onRunExit(run, e);
       }
       // Publish what the run finished before it exited (ffmpeg flushes its last, shorter segment on SIGTERM).
@@ -117,22 +124,49 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   /** A run ended on its own: a crash (restart it, report it) or the end of a non-looping input (back to the slate). */
   function onRunExit(run: Run, error: unknown): void {
     if (stopped || current !== run) return;
-    if (error === undefined && run.source.kind === 'live') {
+    if (error !== undefined) {
+      const message = error instanceof MediaError ? error.message : error instanceof Error ? error.message : 'ffmpeg exited';
+      log.warn({ run: run.id, err: message }, 'live encoder run failed; restarting it');
+      failing = true;
+      o.onEvent({ type: 'encoder.failed', message });
+    } else if (run.source.kind === 'live') {
       log.info({ run: run.id }, 'live input ended');
-      scheduleRestart(0);
-      return;
     }
-    const message = error instanceof MediaError ? error.message : error instanceof Error ? error.message : 'ffmpeg exited';
-    log.warn({ run: run.id, err: message }, 'live encoder run failed; restarting it');
-    failing = true;
-    o.onEvent({ type: 'encoder.failed', message });
-    scheduleRestart(restartDelay);
+    if (run.source.kind === 'live') fallBackToSlate();
+    else {
+      scheduleRestart(restartDelay);
+      restartDelay = Math.min(restartDelay * 2, RESTART_MAX_MS);
+    }
+  }
+
+  /** The live run is gone or stuck: viewers get the slate at once, and the input is tried again a little later. */
+  function fallBackToSlate(): void {
+    markConnected(false);
+    void switchTo({ kind: 'slate', loss: o.inputLoss });
+    scheduleRestart(Math.max(restartDelay, stallMs()));
     restartDelay = Math.min(restartDelay * 2, RESTART_MAX_MS);
+  }
+
+  /** A live run whose frame count has not moved for this long has lost its input (or hangs). */
+  const stallMs = () => Math.max(STALL_SEGMENTS * o.segmentSeconds, STALL_MIN_S) * 1000;
+
+  function watchStall(): void {
+    const run = current;
+    if (stopped || !run || run.ended || run.source.kind !== 'live') return;
+    if (Date.now() - run.progress.lastAdvanceAt < stallMs()) return;
+    log.warn({ run: run.id }, 'live input stalled; showing the input-loss slate');
+    run.ended = true;
+    fallBackToSlate();
   }
 
   function scheduleRestart(delay: number): void {
     clearTimeout(restartTimer);
-    restartTimer = setTimeout(() => switchTo(desired()), delay);
+    restartTimer = setTimeout(() => {
+      const want = desired();
+      // Nothing to do if what is wanted is already running (the input went away while the retry waited).
+      if (current && !current.exited && !current.ended && current.source.kind === want.kind) return;
+      void switchTo(want);
+    }, delay);
   }
 
   /** Ends the current run (its last segment is still published), then starts `source`: one run at a time. */
@@ -185,7 +219,10 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
           o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
         },
       });
-      pollTimer = setInterval(poll, POLL_MS);
+      pollTimer = setInterval(() => {
+        poll();
+        watchStall();
+      }, POLL_MS);
       await switchTo(desired());
     },
 
