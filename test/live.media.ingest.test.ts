@@ -48,7 +48,7 @@ describe('live media: RTMP ingest into the pipeline', () => {
     expect(ingest.inputUrl(CHANNEL)).toBeUndefined();
   });
 
-  it('nobody may play a published stream back but the local pipeline', async () => {
+  it('nobody may play a published stream back but the local pipeline, and a kicked publisher is disconnected', async () => {
     const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     try {
       await waitFor('the publish', () => published.includes(CHANNEL));
@@ -58,6 +58,10 @@ describe('live media: RTMP ingest into the pipeline', () => {
       await expect(runFfprobe(['-rw_timeout', '5000000', '-show_streams', '-of', 'json', noToken])).rejects.toThrow();
       const streams = JSON.parse(await runFfprobe(['-rw_timeout', '5000000', '-show_streams', '-of', 'json', url])).streams;
       expect(streams.map((s: { codec_type: string }) => s.codec_type).sort()).toEqual(['audio', 'video']);
+      expect(ingest.bytesReceived(CHANNEL)).toBeGreaterThan(0);
+      // Kicking the publisher (key rotated, channel stopped) disconnects the encoder.
+      ingest.kick(CHANNEL);
+      expect(await encoder.exited).not.toBe(0);
     } finally {
       await encoder.stop();
     }
