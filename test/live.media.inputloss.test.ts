@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFfmpeg } from '../src/media/ffmpeg.ts';
+import { runFfmpeg, runFfprobe } from '../src/media/ffmpeg.ts';
 import { startRtmpIngest, type LivePipeline, type RtmpIngest } from '../src/media/live/index.ts';
 import { framePixels, localPipeline, pushRtmp, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
@@ -140,6 +140,40 @@ describe('live media: input loss and supervision', () => {
     const mpd = readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
     expect(mpd).toContain('contentType="audio"');
     expect(mpd).not.toContain('contentType="video"');
+    await pipeline.stop();
+    pipeline = undefined;
+  });
+
+  it('never upscales: a rung taller than the input keeps its URL at the input height, in a new DASH Period', async () => {
+    const small = await makeClip(tmp.dir, 'small', { width: 160, height: 90, seconds: 2, fps: 25, audio: [{ language: 'eng', frequency: 440 }] });
+    const p = localPipeline(join(tmp.dir, 'upscale'));
+    pipeline = p.pipeline;
+    await pipeline.start();
+    await waitFor('the colour', () => (readPlaylist(join(p.outDir, '180p.m3u8'))?.segments.length ?? 0) >= 1);
+    pipeline.setInput({ url: small, loop: true });
+    const last = await waitFor('the small input in the 180p rung', async () => {
+      const seg = readPlaylist(join(p.outDir, '180p.m3u8'))!.segments.at(-1)!;
+      if (!seg.discontinuity && readPlaylist(join(p.outDir, '180p.m3u8'))!.segments.filter((s) => s.discontinuity).length === 0) return undefined;
+      const joined = join(p.outDir, 'probe.mp4');
+      writeFileSync(joined, Buffer.concat([readFileSync(join(p.outDir, seg.map)), readFileSync(join(p.outDir, seg.uri))]));
+      const { streams } = JSON.parse(await runFfprobe(['-show_streams', '-of', 'json', joined]));
+      return streams[0].height === 90 ? seg : undefined;
+    });
+    expect(last.uri).toMatch(/^180p\/\d+\.m4s$/);
+    const mpd = readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
+    expect(mpd.match(/<Period /g)!.length).toBe(2);
+    await pipeline.stop();
+    pipeline = undefined;
+  });
+
+  it('keeps a bounded retention: older segments are removed, never those in the window', async () => {
+    const p = localPipeline(join(tmp.dir, 'retention'), { retentionSeconds: 2, windowSegments: 3 });
+    pipeline = p.pipeline;
+    await pipeline.start();
+    await waitFor('expired segments', () => p.removed.some((k) => k.startsWith('180p/')) && p.removed.some((k) => k.startsWith('audio/')));
+    const listed = readPlaylist(join(p.outDir, '180p.m3u8'))!.segments.map((s) => s.uri);
+    expect(listed.some((u) => p.removed.includes(u))).toBe(false);
+    for (const k of p.removed) expect(existsSync(join(p.outDir, k))).toBe(false);
     await pipeline.stop();
     pipeline = undefined;
   });
