@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import addFormats from 'ajv-formats';
 import type { PlatformContext } from './context.ts';
@@ -8,8 +8,11 @@ import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { platformFormats } from './platform/formats.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
+import { registerMetrics } from './platform/metrics.ts';
 import { registerOpenApi } from './platform/openapi.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
+import { registerRateLimit } from './platform/rateLimit.ts';
+import { registerRequestIds, requestIdOf } from './platform/requestContext.ts';
 import { ErrorBody } from './platform/schemas.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
@@ -19,7 +22,8 @@ import { storageRoutes } from './storage/routes.ts';
 
 export interface AppOptions {
   adminToken: string;
-  logger?: boolean | object;
+  /** Log requests through `ctx.log` (off by default: tests and benchmarks). */
+  logger?: boolean;
 }
 
 /**
@@ -29,8 +33,13 @@ export interface AppOptions {
 export async function buildApp(ctx: PlatformContext, { adminToken, logger = false }: AppOptions): Promise<FastifyInstance> {
   const { config, database, db } = ctx;
   const app = Fastify({
-    logger,
+    ...(logger ? { loggerInstance: ctx.log as FastifyBaseLogger } : { logger: false }),
+    // The id of a request follows it into the jobs and webhook deliveries it causes (platform/requestContext.ts).
+    genReqId: requestIdOf,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     trustProxy: true,
+    // Checked against Content-Length before a byte of the body is read (and as a chunked body arrives).
+    bodyLimit: config.bodyLimitBytes,
     frameworkErrors,
     clientErrorHandler,
     // Node would answer a Host-less HTTP/1.1 request itself, with an empty 400; registerHostRequirement does, in our shape.
@@ -50,6 +59,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   registerHostRequirement(app);
   registerBodyParsing(app);
   registerIdSpelling(app);
+  registerRequestIds(app);
   await registerOpenApi(app, config.publicUrl.origin);
   await app.register(authPlugin, {
     adminToken,
@@ -60,6 +70,12 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     },
   });
   registerHealth(app, database.ping);
+  registerMetrics(app, ctx.metrics, { adminToken, metricsToken: config.metricsToken });
+  await registerRateLimit(app, {
+    max: config.rateLimitPerMinute,
+    windowMs: 60_000,
+    shared: database.kind === 'postgres' ? db : undefined,
+  });
 
   if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
   for (const module of MODULES) await module.routes?.(app, ctx);

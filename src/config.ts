@@ -13,6 +13,8 @@ export interface Config {
   /** PostgreSQL connections per process. */
   databasePoolSize: number;
   adminToken: string | undefined;
+  /** A bearer token that reads `/metrics` only (the admin token reads it too). */
+  metricsToken: string | undefined;
   oauthTokenTtlSeconds: number;
   logLevel: string;
   /** `all` (default): every role in one process; `api`, `worker` or `live` to scale them apart (`platform/module.ts`). */
@@ -43,6 +45,10 @@ export interface Config {
   fetchAllowPrivate: boolean;
   /** Memory for rendered list pages (`src/platform/listCache.ts`), per process; 0 turns the cache off. */
   listCacheBytes: number;
+  /** Requests per tenant per minute (`src/platform/rateLimit.ts`); 0 turns rate limiting off. */
+  rateLimitPerMinute: number;
+  /** JSON request bodies larger than this are refused with 413 before they are read. */
+  bodyLimitBytes: number;
   webhooks: WebhookConfig;
 }
 
@@ -119,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: positive('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 10),
     adminToken: env.MEDIAPLANE_ADMIN_TOKEN || undefined,
+    metricsToken: env.MEDIAPLANE_METRICS_TOKEN || undefined,
     oauthTokenTtlSeconds: int('MEDIAPLANE_OAUTH_TOKEN_TTL', env.MEDIAPLANE_OAUTH_TOKEN_TTL, 86400),
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
@@ -135,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventRetentionDays: int('MEDIAPLANE_EVENT_RETENTION_DAYS', env.MEDIAPLANE_EVENT_RETENTION_DAYS, 30),
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),
     listCacheBytes: int('MEDIAPLANE_LIST_CACHE_MB', env.MEDIAPLANE_LIST_CACHE_MB, 64) * 1024 * 1024,
+    rateLimitPerMinute: int('MEDIAPLANE_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_RATE_LIMIT_PER_MINUTE, 60_000),
+    bodyLimitBytes: positive('MEDIAPLANE_BODY_LIMIT_KB', env.MEDIAPLANE_BODY_LIMIT_KB, 1024) * 1024,
     webhooks: {
       timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
       retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),

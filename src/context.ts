@@ -3,6 +3,7 @@ import type { Database, Db } from './db/client.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { ListCache } from './platform/listCache.ts';
 import type { Logger } from './platform/logger.ts';
+import type { Metrics } from './platform/metrics.ts';
 import type { ObjectStore } from './storage/objectStore.ts';
 
 /** What every module is given: configuration, the database, the job queue, the object store and the logger. */
@@ -15,6 +16,8 @@ export interface PlatformContext {
   log: Logger;
   /** Rendered list pages, per process (`MEDIAPLANE_LIST_CACHE_MB`); undefined when turned off. */
   listCache?: ListCache;
+  /** The Prometheus metrics served at `/metrics`. */
+  metrics: Metrics;
 }
 
 /**

@@ -9,7 +9,8 @@ import { JobQueue } from './jobs/queue.ts';
 import { MODULES, moduleEventTypes } from './modules/index.ts';
 import { setEventCatalogue } from './platform/events.ts';
 import { ListCache } from './platform/listCache.ts';
-import { createLogger } from './platform/logger.ts';
+import { platformLogger, type LoggerSetting } from './platform/logger.ts';
+import { Metrics } from './platform/metrics.ts';
 import type { ProcessRole } from './platform/module.ts';
 import { openObjectStore } from './storage/open.ts';
 
@@ -25,9 +26,9 @@ export interface Platform {
 const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
 
 /** Opens the database (taking the data directory lock for embedded PGlite), migrates it and opens the platform. */
-export async function openPlatform(config: Config, opts: { logger?: boolean | object; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
+export async function openPlatform(config: Config, opts: { logger?: LoggerSetting; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
-  const log = createLogger(config.logLevel);
+  const { log, http: logRequests } = platformLogger(opts.logger, config.logLevel);
   let database: Database | undefined;
   let jobs: JobQueue | undefined;
   const stopWorkers: (() => Promise<void>)[] = [];
@@ -35,21 +36,23 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
     setEventCatalogue(moduleEventTypes());
     database = await openDatabase(config);
     await database.migrate();
-    jobs = await JobQueue.start(database, log);
+    const metrics = new Metrics();
+    jobs = await JobQueue.start(database, log, metrics);
+    const opened = database;
+    metrics.readFrom({ jobCounts: () => jobs!.counts(), pool: () => opened.poolUse?.() });
     // Every role: the API sends to these queues in its own transactions, workers work them.
     for (const job of MODULES.flatMap((m) => m.jobs ?? [])) await jobs.create(job);
     const store = await openObjectStore(config);
     const listCache = config.listCacheBytes ? new ListCache(config.listCacheBytes) : undefined;
-    const ctx: PlatformContext = { config, database, db: database.db, jobs, store, log, listCache };
+    const ctx: PlatformContext = { config, database, db: database.db, jobs, store, log, listCache, metrics };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
-    const app = await buildApp(ctx, { adminToken: admin.token, logger: opts.logger });
+    const app = await buildApp(ctx, { adminToken: admin.token, logger: logRequests });
     for (const worker of MODULES.flatMap((m) => m.workers ?? [])) {
       if (!runsRole(config.role, worker.roles)) continue;
       const stop = await worker.start(ctx);
       if (stop) stopWorkers.push(stop);
     }
-    const db = database;
     const queue = jobs;
     return {
       app,
@@ -61,7 +64,7 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
         for (const stop of stopWorkers) await stop();
         await queue.stop();
         await store.close();
-        await db.close();
+        await opened.close();
         release();
       },
     };

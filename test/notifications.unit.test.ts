@@ -47,11 +47,18 @@ describe('webhook address policy', () => {
     }
   });
 
-  it('checks URLs when they are written', () => {
-    expect(checkWebhookUrl('https://hooks.example.com/x', false)).toBe('https://hooks.example.com/x');
-    expect(checkWebhookUrl('http://127.0.0.1:8080/x', true)).toBe('http://127.0.0.1:8080/x');
-    expect(() => checkWebhookUrl('http://127.0.0.1:8080/x', false)).toThrow(/loopback/);
-    expect(() => checkWebhookUrl('file:///etc/passwd', true)).toThrow(/http or https/);
+  it('checks URLs when they are written, as a delivery would judge them', async () => {
+    // A name that does not resolve (no network here) is judged again at each delivery.
+    expect(await checkWebhookUrl('https://hooks.mediaplane.invalid/x', false)).toBe('https://hooks.mediaplane.invalid/x');
+    expect(await checkWebhookUrl('http://127.0.0.1:8080/x', true)).toBe('http://127.0.0.1:8080/x');
+    await expect(checkWebhookUrl('http://127.0.0.1:8080/x', false)).rejects.toThrow(/loopback/);
+    await expect(checkWebhookUrl('http://localhost:8080/x', false)).rejects.toThrow(/^url: localhost resolves to (127\.0\.0\.1|::1) is a loopback address/);
+    await expect(checkWebhookUrl('http://acme.localhost:8080/x', false)).rejects.toThrow(/acme\.localhost resolves to 127\.0\.0\.1 is a loopback address/);
+    await expect(checkWebhookUrl('http://ACME.LocalHost.:8080/x', false)).rejects.toThrow(/loopback/);
+    expect(await checkWebhookUrl('http://acme.localhost:8080/x', true)).toBe('http://acme.localhost:8080/x');
+    await expect(checkWebhookUrl('file:///etc/passwd', true)).rejects.toThrow(/http or https/);
+    await expect(checkWebhookUrl('https://user:pass@hooks.mediaplane.invalid/x', true)).rejects.toThrow(/credentials/);
+    await expect(checkWebhookUrl('https://user@hooks.mediaplane.invalid/x', true)).rejects.toThrow(/credentials/);
   });
 
   it('refuses a connection to a name that resolves to a private address', async () => {

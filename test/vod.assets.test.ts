@@ -73,6 +73,11 @@ describeEachDb('VOD assets', (kind) => {
     const res = await fetch(hls.url, { headers: { origin: 'http://player.example' } });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
+    // The transcode is measured for /metrics: its wall time and speed (about 3 s of media), by preset.
+    const seconds = (await p.ctx.metrics.transcodeSeconds.get()).values.find((v) => v.metricName === 'mediaplane_transcode_seconds_count' && v.labels.preset === 'hls-h264-ladder');
+    expect(seconds?.value).toBeGreaterThanOrEqual(1);
+    const speed = (await p.ctx.metrics.transcodeSpeed.get()).values.find((v) => v.metricName === 'mediaplane_transcode_speed_ratio_sum' && v.labels.preset === 'hls-h264-ladder');
+    expect(speed?.value).toBeGreaterThan(0);
   });
 
   it('mutes the output when no audio track is listed', async () => {

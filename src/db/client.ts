@@ -22,6 +22,8 @@ export interface Database {
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connections of the pool (PostgreSQL); PGlite has one connection and no pool. */
+  poolUse?(): { total: number; idle: number; waiting: number };
 }
 
 const migrationsFolder = new URL('../../migrations', import.meta.url).pathname;
@@ -71,5 +73,6 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     },
     ping: async () => void (await pool.query('select 1')),
     close: () => pool.end(),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

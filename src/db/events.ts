@@ -16,6 +16,8 @@ export const events = pgTable(
     type: text('type').notNull(),
     data: jsonb('data').$type<{ id: string } & Record<string, unknown>>().notNull(),
     occuredAt: createdAt('occured_at'),
+    /** The request (or the job of the request) that caused the event; its deliveries are logged with it. */
+    requestId: text('request_id'),
     /** Set once the dispatcher has turned the event into deliveries. */
     dispatched: boolean('dispatched').notNull().default(false),
   },

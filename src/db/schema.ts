@@ -3,3 +3,4 @@
 export * from './tenants.ts';
 export * from './collectionVersions.ts';
 export * from './events.ts';
+export * from './rateLimits.ts';

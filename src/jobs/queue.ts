@@ -2,6 +2,11 @@ import PgBoss from 'pg-boss';
 import type { Database, Queryable } from '../db/client.ts';
 import { executorOf } from '../db/txSql.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import { currentRequestId, withRequestId } from '../platform/requestContext.ts';
+
+/** The id of the request that caused a job rides in its payload, under this name, next to the job's own data. */
+export const REQUEST_ID_FIELD = 'requestId';
 
 /** A kind of durable job's retry policy: the queue is created with it. */
 export interface JobOptions {
@@ -37,13 +42,26 @@ export interface SendOptions {
 
 /** The pg-boss wrapper every module uses: jobs live in the platform's own database (PGlite or PostgreSQL). */
 export class JobQueue {
-  private constructor(private readonly boss: PgBoss) {}
+  private constructor(
+    private readonly boss: PgBoss,
+    private readonly log: Logger,
+    private readonly metrics: Metrics,
+    private readonly database: Database,
+  ) {}
 
-  static async start(database: Database, log: Logger): Promise<JobQueue> {
+  static async start(database: Database, log: Logger, metrics: Metrics): Promise<JobQueue> {
     const boss = new PgBoss({ db: { executeSql: database.executeSql }, schema: 'pgboss', supervise: true, schedule: false });
     boss.on('error', (e) => log.error({ err: e }, 'job queue error'));
     await boss.start();
-    return new JobQueue(boss);
+    return new JobQueue(boss, log, metrics, database);
+  }
+
+  /** Jobs per queue and state, for the metrics (read when they are scraped, never on a request). */
+  async counts(): Promise<{ queue: string; state: string; count: number }[]> {
+    const { rows } = await this.database.executeSql(
+      'select name as queue, state::text as state, count(*)::int as count from pgboss.job group by name, state order by name, state',
+    );
+    return rows as { queue: string; state: string; count: number }[];
   }
 
   /** Creates the queue (idempotent); the platform calls it for every module's jobs at start, on every role. */
@@ -58,8 +76,11 @@ export class JobQueue {
     });
   }
 
+  /** Enqueues a job; sent while serving a request, it carries that request's id (`REQUEST_ID_FIELD`). */
   async send<P extends object>(job: JobDefinition<P>, data: P, opts: SendOptions = {}): Promise<string | null> {
-    return this.boss.send(job.name, data, {
+    const requestId = currentRequestId();
+    const payload = requestId && !(REQUEST_ID_FIELD in data) ? { ...data, [REQUEST_ID_FIELD]: requestId } : data;
+    return this.boss.send(job.name, payload, {
       ...(opts.tx ? { db: executorOf(opts.tx) } : {}),
       ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
       ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),
@@ -72,8 +93,29 @@ export class JobQueue {
       await this.boss.work<P>(
         job.name,
         { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 },
-        async ([j]) => handler(j.data, { id: j.id, retryCount: j.retryCount }),
+        async ([j]) => this.run(job, handler, j),
       );
+    }
+  }
+
+  /**
+   * Runs one job in the context of the request that caused it: what it enqueues or records carries the same id,
+   * and its log lines name the request, the job and the attempt.
+   */
+  private async run<P extends object>(job: JobDefinition<P>, handler: JobHandler<P>, j: PgBoss.JobWithMetadata<P>): Promise<void> {
+    const given = (j.data as Record<string, unknown>)[REQUEST_ID_FIELD];
+    const requestId = typeof given === 'string' ? given : undefined;
+    const log = this.log.child({ ...(requestId ? { requestId } : {}), job: job.name, jobId: j.id, retryCount: j.retryCount });
+    const started = Date.now();
+    log.info('job started');
+    try {
+      await withRequestId(requestId, () => handler(j.data, { id: j.id, retryCount: j.retryCount }));
+      log.info({ ms: Date.now() - started }, 'job finished');
+      this.metrics.jobsRun.inc({ queue: job.name, outcome: 'completed' });
+    } catch (e) {
+      log.warn({ ms: Date.now() - started, err: e }, 'job failed');
+      this.metrics.jobsRun.inc({ queue: job.name, outcome: 'failed' });
+      throw e;
     }
   }
 

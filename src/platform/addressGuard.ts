@@ -37,6 +37,43 @@ export class BlockedAddressError extends Error {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 export type Lookup = (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => void;
 
+/** `localhost` and every name under `.localhost` are loopback (RFC 6761), whatever a resolver says of them. */
+export function isLocalhostName(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h.endsWith('.localhost');
+}
+
+const LOOPBACK: LookupAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/**
+ * The addresses a host name stands for: loopback for `localhost` names (many resolvers know none for
+ * `acme.localhost`, and a delivery to it would fail for a reason nobody sees), the system resolver's otherwise.
+ */
+function resolveName(hostname: string, family: 0 | 4 | 6, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void {
+  if (isLocalhostName(hostname)) return callback(null, LOOPBACK.filter((a) => family === 0 || a.family === family));
+  dnsLookup(hostname, { all: true, family }, (err, addresses) => callback(err, addresses ?? []));
+}
+
+const familyOf = (options: { family?: number | string }): 0 | 4 | 6 =>
+  (options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0)) as 0 | 4 | 6;
+
+function answer(options: { all?: boolean }, addresses: LookupAddress[], callback: LookupCallback): void {
+  if (options.all) return callback(null, addresses);
+  callback(null, addresses[0].address, addresses[0].family);
+}
+
+/** The first of `addresses` that may not be reached, as the reason naming `setting`; undefined when all may. */
+function refusal(hostname: string, addresses: LookupAddress[], setting: string): string | undefined {
+  for (const a of addresses) {
+    const reason = blockedReason(a.address);
+    if (reason) return `${hostname} resolves to ${reason}; set ${setting} to allow`;
+  }
+  return undefined;
+}
+
 /**
  * A `lookup` for http(s) agents: resolves the host and refuses the connection when any of its addresses is private,
  * naming `setting`, the switch that allows them. Checking at connect time, on the addresses actually used, leaves no
@@ -44,15 +81,41 @@ export type Lookup = (hostname: string, options: { family?: number | string; all
  */
 export function guardedLookup(setting: string): Lookup {
   return (hostname, options, callback) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-    dnsLookup(hostname, { all: true, family: family as 0 | 4 | 6 }, (err, addresses) => {
+    resolveName(hostname, familyOf(options), (err, addresses) => {
       if (err) return callback(err, []);
-      for (const a of addresses) {
-        const reason = blockedReason(a.address);
-        if (reason) return callback(new BlockedAddressError(`refused: ${hostname} resolves to ${reason}; set ${setting} to allow`), []);
-      }
-      if (options.all) return callback(null, addresses);
-      callback(null, addresses[0].address, addresses[0].family);
+      if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      const reason = refusal(hostname, addresses, setting);
+      if (reason) return callback(new BlockedAddressError(`refused: ${reason}`), []);
+      answer(options, addresses, callback);
     });
   };
+}
+
+/** The `lookup` when private addresses are allowed: unguarded, but `localhost` names still reach loopback. */
+export const openLookup: Lookup = (hostname, options, callback) => {
+  resolveName(hostname, familyOf(options), (err, addresses) => {
+    if (err) return callback(err, []);
+    if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+    answer(options, addresses, callback);
+  });
+};
+
+/**
+ * Judges a URL's host before it is stored, as a delivery to it would be judged: an address literal or a name whose
+ * addresses include a private one is refused (the reason, naming `setting`). A name that does not resolve (yet), or
+ * not within `timeoutMs`, passes: it is judged again at every connection.
+ */
+export function hostRefusal(url: URL, setting: string, timeoutMs = 2000): Promise<string | undefined> {
+  const host = bareHost(url);
+  if (isIP(host)) {
+    const reason = blockedReason(host);
+    return Promise.resolve(reason ? `${reason}; set ${setting} to allow` : undefined);
+  }
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    resolveName(host, 0, (err, addresses) => {
+      clearTimeout(timer);
+      resolve(err ? undefined : refusal(host, addresses, setting));
+    });
+  });
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { events } from '../db/events.ts';
 import { newId } from './ids.ts';
+import { currentRequestId } from './requestContext.ts';
 
 /**
  * Every event type the platform records, by module: each module declares its own list here by declaration merging
@@ -33,6 +34,8 @@ export const isEventType = (type: string): type is EventType => known.has(type);
 
 /** Notified on commit of transactions that record events; the webhook dispatcher listens on it (`platform/wakeup.ts`). */
 export const EVENTS_CHANNEL = 'mediaplane_events';
+/** The payload of a notification on EVENTS_CHANNEL that says a tenant's signing secrets changed (events send ''). */
+export const SECRETS_CHANGED = 'secrets';
 
 /**
  * PostgreSQL serializes the commits of all transactions that NOTIFY (a global lock held through the commit's WAL
@@ -51,7 +54,8 @@ export async function recordEvent(tx: Queryable, tenantId: string, type: EventTy
   if (!known.size) throw new Error('no event types are known yet: the process must call setEventCatalogue at start (openPlatform does)');
   if (!isEventType(type)) throw new Error(`event type "${type}" is not in any module manifest's eventTypes`);
   const id = newId();
-  const insert = sql`insert into ${events} (id, tenant_id, type, data) values (${id}, ${tenantId}, ${type}, ${JSON.stringify(data)}::jsonb)`;
+  // The request being served (or whose job is running) is kept with the event: its deliveries are logged with it.
+  const insert = sql`insert into ${events} (id, tenant_id, type, data, request_id) values (${id}, ${tenantId}, ${type}, ${JSON.stringify(data)}::jsonb, ${currentRequestId() ?? null})`;
   const now = Date.now();
   if (now - lastNotify < NOTIFY_INTERVAL_MS) {
     await tx.execute(insert);

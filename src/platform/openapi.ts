@@ -1,9 +1,49 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
+/** `list_vod_assets` from "List VOD assets": the spec's own operation names, in the snake case of its module index. */
+export const operationIdOf = (summary: string): string =>
+  summary
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
+
+interface DocumentedSchema {
+  hide?: boolean;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  operationId?: string;
+}
+
+/**
+ * Every documented route states its operation: a summary in the spec's words, a one-line description and its
+ * module's tag. A route without them is refused when it is registered, so a new module cannot ship an operation that
+ * generators and readers cannot name. The `operationId` follows from the summary unless the route gives one.
+ */
+function documentRoute(route: RouteOptions, operationIds: Map<string, string>, tags: Set<string>): void {
+  const schema = route.schema as DocumentedSchema | undefined;
+  if (!schema || schema.hide) return;
+  const methods = [route.method].flat();
+  // Fastify's automatic HEAD twin of a GET shares its schema; swagger leaves it out of the document.
+  if (methods.length === 1 && methods[0] === 'HEAD') return;
+  const name = `${methods.join(',')} ${route.url}`;
+  const missing = (['summary', 'description'] as const).filter((k) => !schema[k]?.trim());
+  if (!schema.tags?.length) missing.push('tags' as never);
+  if (missing.length) throw new Error(`route ${name} has no ${missing.join(', ')}: every operation is documented (src/platform/openapi.ts)`);
+  schema.operationId ??= operationIdOf(schema.summary!);
+  const other = operationIds.get(schema.operationId);
+  if (other && other !== name) throw new Error(`routes ${other} and ${name} both have the operationId ${schema.operationId}`);
+  operationIds.set(schema.operationId, name);
+  for (const t of schema.tags!) tags.add(t);
+}
+
 /** `/openapi.json` is generated from the route schemas; `/docs` is the interactive UI over it. */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  const operationIds = new Map<string, string>();
+  const tags = new Set<string>();
+  app.addHook('onRoute', (route) => documentRoute(route, operationIds, tags));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -13,8 +53,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         description:
           'Every tenant operation takes `X-Api-Key` and `X-Tenant-Id`. Errors share one shape: ' +
           '`{ status: { code, status, message }, errors? }`; codes are listed in docs/errors.md.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+        // The operator of this installation answers for it; MEDIAPLANE_PUBLIC_URL is where they serve it.
+        contact: { name: 'Mediaplane operator', url: publicUrl },
       },
-      servers: [{ url: publicUrl }],
+      servers: [{ url: publicUrl.replace(/\/+$/, '') }],
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
@@ -28,6 +71,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         { apiKey: [], tenantId: [] },
         { bearer: [], tenantId: [] },
       ],
+    },
+    // One tag per module, listed once at the top in order of name.
+    transformObject: (documents) => {
+      const { openapiObject } = documents as { openapiObject: Record<string, unknown> };
+      return { ...openapiObject, tags: [...tags].sort().map((name) => ({ name, description: `${name} operations` })) };
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });

@@ -3,14 +3,15 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { PlatformContext } from '../context.ts';
 
 /**
- * Calls `onNotify` whenever a transaction that recorded events commits (LISTEN on the events channel).
+ * Calls `onNotify` whenever a transaction that recorded events commits (LISTEN on the events channel), with the
+ * notification's payload ('' for events), or with none after a reconnection, when notifications may have been missed.
  * PostgreSQL: a dedicated connection, reopened when it drops (polling covers the gap). PGlite: its own listener.
  * Returns the function that stops listening.
  */
-export async function listenForCommits(ctx: PlatformContext, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+export async function listenForCommits(ctx: PlatformContext, channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>> {
   if (ctx.database.kind === 'pglite') {
     const client = (ctx.db as unknown as { $client: PGlite }).$client;
-    const unlisten = await client.listen(channel, onNotify);
+    const unlisten = await client.listen(channel, (payload) => onNotify(payload));
     return () => unlisten();
   }
   let client: pg.Client | undefined;
@@ -18,7 +19,7 @@ export async function listenForCommits(ctx: PlatformContext, channel: string, on
   let retry: NodeJS.Timeout | undefined;
   const connect = async () => {
     const c = new pg.Client({ connectionString: ctx.config.databaseUrl });
-    c.on('notification', onNotify);
+    c.on('notification', (message) => onNotify(message.payload ?? ''));
     c.on('error', () => reconnect(c));
     c.on('end', () => reconnect(c));
     try {

@@ -7,6 +7,7 @@ import { tenantClient, type TestTenant } from './client.ts';
 
 export { tenantClient, type TestTenant };
 import { loadConfig, type Config } from '../../src/config.ts';
+import type { LoggerSetting } from '../../src/platform/logger.ts';
 import { openPlatform, type Platform } from '../../src/server.ts';
 
 export type DbKind = 'pglite' | 'postgres';
@@ -78,10 +79,15 @@ export async function freshStorage(kind: DbKind): Promise<TestStorage> {
  * Starts the whole platform on a real port, on a fresh database and data directory, or on `storage` when given
  * (which `stop` then leaves in place).
  */
-export async function startPlatform(kind: DbKind, env: Record<string, string> = {}, storage?: TestStorage): Promise<TestPlatform> {
+export async function startPlatform(
+  kind: DbKind,
+  env: Record<string, string> = {},
+  storage?: TestStorage,
+  opts: { logger?: LoggerSetting } = {},
+): Promise<TestPlatform> {
   const own = storage ?? (await freshStorage(kind));
   const config = loadConfig({ ...process.env, DATABASE_URL: own.databaseUrl, MEDIAPLANE_DATA_DIR: own.dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
-  const platform = await openPlatform(config);
+  const platform = await openPlatform(config, opts);
   const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = address.replace('127.0.0.1', 'localhost');
   config.publicUrl = new URL(baseUrl);

@@ -19,27 +19,27 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { 
 
   app.post('/admin/v1/tenants', {
     config,
-    schema: { tags, security, summary: 'Create tenant (with its first Admin API key)', body: s.TenantCreate, response: { 201: s.TenantCreated, ...errors } },
+    schema: { tags, security, summary: 'Create tenant', description: 'Creates a tenant with its first Admin API key, which is shown only in this answer.', body: s.TenantCreate, response: { 201: s.TenantCreated, ...errors } },
   }, async (req, reply) => reply.status(201).send(await admin.createTenant(db, req.body.name)));
 
   app.get('/admin/v1/tenants', {
     config,
-    schema: { tags, security, summary: 'List tenants', querystring: s.TenantListQuery, response: { 200: s.TenantList, ...errors } },
+    schema: { tags, security, summary: 'List tenants', description: 'Lists the tenants of this installation (operator token).', querystring: s.TenantListQuery, response: { 200: s.TenantList, ...errors } },
   }, (req) => admin.listTenants(db, req.query));
 
   app.get('/admin/v1/tenants/:id', {
     config,
-    schema: { tags, security, summary: 'Get tenant', params: s.TenantParams, response: { 200: s.Tenant, ...errors } },
+    schema: { tags, security, summary: 'Get tenant', description: 'Reads one tenant, its status and its channel limit (operator token).', params: s.TenantParams, response: { 200: s.Tenant, ...errors } },
   }, (req) => admin.getTenant(db, req.params.id));
 
   app.patch('/admin/v1/tenants/:id', {
     config,
-    schema: { tags, security, summary: 'Update tenant (status, channelsLimit)', params: s.TenantParams, body: s.TenantPatch, response: { 200: s.Tenant, ...errors } },
+    schema: { tags, security, summary: 'Update tenant', description: 'Changes a tenant\'s status (Active, Blocked, ...) or channel limit (operator token).', params: s.TenantParams, body: s.TenantPatch, response: { 200: s.Tenant, ...errors } },
   }, (req) => admin.updateTenant(db, req.params.id, req.body));
 
   app.post('/admin/v1/tenants/:id/oauth-clients', {
     config,
-    schema: { tags, security, summary: 'Create a legacy OAuth client', params: s.TenantParams, body: s.OAuthClientCreate, response: { 201: s.OAuthClientCreated, ...errors } },
+    schema: { tags, security, summary: 'Create OAuth client', description: 'Creates a client id and secret for the legacy OAuth client-credentials flow; the secret is shown only once.', params: s.TenantParams, body: s.OAuthClientCreate, response: { 201: s.OAuthClientCreated, ...errors } },
   }, async (req, reply) =>
     reply.status(201).send(await admin.createOAuthClient(db, req.params.id, req.body.name, req.body.roleType ?? 'Admin')));
 };
@@ -64,7 +64,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number
   app.post('/oauth/token', {
     schema: {
       tags: ['Auth'],
-      summary: 'Legacy OAuth client-credentials token',
+      summary: 'Get OAuth token', description: 'Exchanges a legacy OAuth client id and secret for a bearer access token (RFC 6749 client credentials).',
       security: [],
       consumes: ['application/x-www-form-urlencoded'],
       body: s.TokenForm,

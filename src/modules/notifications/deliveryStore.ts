@@ -73,6 +73,7 @@ interface ClaimRow {
   type: string;
   data: StoredEvent['data'];
   occuredAt: Date;
+  requestId: string | null;
 }
 
 /**
@@ -105,7 +106,7 @@ export async function claimWebhooks(
       returning id, tenant_id, url, failing_since, failure_count
     )
     select c.id as "webhookId", c.tenant_id as "tenantId", c.url, c.failing_since as "failingSince",
-      c.failure_count as "failureCount", d.seq, e.id as "eventId", e.type, e.data, e.occured_at as "occuredAt"
+      c.failure_count as "failureCount", d.seq, e.id as "eventId", e.type, e.data, e.occured_at as "occuredAt", e.request_id as "requestId"
     from claimed c
     cross join lateral (
       select d.seq, d.event_id from ${webhookDeliveries} d
@@ -123,7 +124,7 @@ export async function claimWebhooks(
     }
     entry.deliveries.push({
       seq: Number(r.seq),
-      event: { id: r.eventId, tenantId: r.tenantId, type: r.type, data: r.data, occuredAt: asDate(r.occuredAt)! },
+      event: { id: r.eventId, tenantId: r.tenantId, type: r.type, data: r.data, occuredAt: asDate(r.occuredAt)!, requestId: r.requestId },
     });
   }
   return [...byWebhook.values()];
@@ -165,6 +166,7 @@ export async function nextDeliveries(db: Db, webhookId: string, afterSeq: number
       type: events.type,
       data: events.data,
       occuredAt: events.occuredAt,
+      requestId: events.requestId,
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))

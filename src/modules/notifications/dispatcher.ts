@@ -1,13 +1,15 @@
 import type { WebhookConfig } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { sendEvent } from './delivery.ts';
 import * as store from './deliveryStore.ts';
 import { EVENTS_CHANNEL, NOTIFY_INTERVAL_MS } from '../../platform/events.ts';
 import { retriesExhausted, retryDelayMs } from './retry.ts';
-import { signingSecret } from './secrets.ts';
+import { signingSecrets } from './secrets.ts';
+import type { SigningSecrets } from './signing.ts';
 import type { SendAttempt } from './tables.ts';
 
 type Success = { seq: number; attempt: SendAttempt };
@@ -18,6 +20,8 @@ const DELIVERY_BATCH = 100;
 /** A webhook with a steady stream gives its slot back this often, so that waiting webhooks get their turn. */
 const MAX_DRAIN_MS = 10_000;
 const SECRET_CACHE_MAX = 10_000;
+/** A rotation notifies every dispatcher; this bounds how long a missed notification (a reconnect) goes unnoticed. */
+const SECRET_TTL_MS = 60_000;
 /** While sending, the lease is renewed this often (it lasts at least 4 timeouts, see `leaseMs`). */
 const RENEW_AFTER_MS = 1000;
 /** A slow receiver's successes are recorded at least this often (else at the end of each batch). */
@@ -36,7 +40,8 @@ const HOT_PERIOD_MS = NOTIFY_INTERVAL_MS * 5;
 export class WebhookDispatcher {
   private readonly owner = newId();
   private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly secrets = new Map<string, string>();
+  /** Per tenant, until when they may be used: dropped on a rotation's notification, else re-read every SECRET_TTL_MS. */
+  private readonly secrets = new Map<string, { secrets: SigningSecrets; until: number }>();
   private readonly successes: SuccessRecorder;
   private readonly leaseMs: number;
   private running = false;
@@ -52,6 +57,7 @@ export class WebhookDispatcher {
     private readonly db: Db,
     private readonly cfg: WebhookConfig,
     private readonly log: Logger,
+    private readonly metrics?: Metrics,
   ) {
     // Renewed every RENEW_AFTER_MS while sending, so one attempt (at most one timeout) never outlives it.
     this.leaseMs = Math.max(10_000, cfg.timeoutMs * 4);
@@ -61,7 +67,11 @@ export class WebhookDispatcher {
   async start(ctx: PlatformContext): Promise<void> {
     if (ctx.database.kind === 'pglite') await store.releaseAllLeases(this.db);
     this.running = true;
-    this.unlisten = await listenForCommits(ctx, EVENTS_CHANNEL, () => this.poke());
+    this.unlisten = await listenForCommits(ctx, EVENTS_CHANNEL, (payload) => {
+      // A rotation, or a reconnection after which one may have been missed: sign with what the database holds now.
+      if (payload !== '') this.secrets.clear();
+      this.poke();
+    });
     this.loop = this.run();
   }
 
@@ -150,8 +160,11 @@ export class WebhookDispatcher {
             w = await store.renewLease(this.db, leased.id, this.owner, this.leaseMs);
             if (!w) return;
           }
-          const secret = await this.secret(w.tenantId);
-          const { ok, attempt } = await sendEvent(w.url, secret, d.event, this.cfg);
+          const secrets = await this.secretsOf(w.tenantId);
+          const { ok, attempt } = await sendEvent(w.url, secrets, d.event, this.cfg, {
+            log: this.log.child({ webhookId: leased.id, tenantId: leased.tenantId }),
+            metrics: this.metrics,
+          });
           if (ok) {
             if (leased.failingSince) await store.clearFailures(this.db, leased);
             done.push({ seq: d.seq, attempt });
@@ -185,14 +198,14 @@ export class WebhookDispatcher {
     this.nextRetry = Math.min(this.nextRetry, retryAt);
   }
 
-  private async secret(tenantId: string): Promise<string> {
-    let secret = this.secrets.get(tenantId);
-    if (!secret) {
-      secret = await signingSecret(this.db, tenantId);
-      if (this.secrets.size >= SECRET_CACHE_MAX) this.secrets.clear();
-      this.secrets.set(tenantId, secret);
-    }
-    return secret;
+  private async secretsOf(tenantId: string): Promise<SigningSecrets> {
+    const cached = this.secrets.get(tenantId);
+    if (cached && cached.until > Date.now()) return cached.secrets;
+    const secrets = await signingSecrets(this.db, tenantId);
+    if (this.secrets.size >= SECRET_CACHE_MAX) this.secrets.clear();
+    // An overlap that ends sooner than the TTL ends the cached pair with it.
+    this.secrets.set(tenantId, { secrets, until: Math.min(Date.now() + SECRET_TTL_MS, secrets.previousExpiresAt?.getTime() ?? Infinity) });
+    return secrets;
   }
 }
 
@@ -240,7 +253,7 @@ class SuccessRecorder {
 
 /** The worker starter (notifications manifest): runs the dispatcher until the platform closes. */
 export async function startWebhookDispatcher(ctx: PlatformContext): Promise<() => Promise<void>> {
-  const dispatcher = new WebhookDispatcher(ctx.db, ctx.config.webhooks, ctx.log);
+  const dispatcher = new WebhookDispatcher(ctx.db, ctx.config.webhooks, ctx.log, ctx.metrics);
   await dispatcher.start(ctx);
   return () => dispatcher.stop();
 }

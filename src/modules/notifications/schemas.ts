@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ArrayQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './secrets.ts';
 import { DELIVERY_STATUSES, WEBHOOK_STATUSES } from './tables.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 256 });
@@ -37,6 +38,23 @@ export const Webhook = Type.Object({
 export const WebhookList = Paged(Webhook);
 
 export const SignatureSecret = Type.Object({ secret: Type.String() });
+export const SignatureSecretRotate = Type.Object({
+  overlapSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_OVERLAP_SECONDS,
+      description: `how long the replaced secret keeps signing deliveries too (default ${DEFAULT_OVERLAP_SECONDS}, 24 h; 0 ends it at once)`,
+    }),
+  ),
+});
+export const SignatureSecretRotated = Type.Object({
+  secret: Type.String({ description: 'the new secret; X_SVC_SIGNATURE_V1 is signed with it from now on' }),
+  previousSecretExpirationDate: Type.Unsafe<string | null>({
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'until then webhook-signature also carries a signature with the replaced secret; null without overlap',
+  }),
+});
 export const EventTypeList = Type.Object({ data: Type.Array(Type.String()) });
 export const WebhookTestResult = Type.Object({ responseCode: Type.Integer(), responseContent: Type.String() });
 

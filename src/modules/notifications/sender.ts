@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { literalBlockedReason } from '../../platform/addressGuard.ts';
-import { addressGuard, ALLOW_PRIVATE_SETTING } from './urlPolicy.ts';
+import { addressGuard, ALLOW_PRIVATE_SETTING, openLookup } from './urlPolicy.ts';
 
 /** Kept of a receiver's answer in the event log. */
 export const RESPONSE_CONTENT_MAX = 1024;
@@ -23,7 +23,8 @@ export interface SendOptions {
 
 // Keep-alive: deliveries to one receiver reuse their connection. The guarded agents check every address they connect to.
 const agents = {
-  open: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  // Open: any address, but `localhost` names still mean loopback (local development).
+  open: { http: new http.Agent({ keepAlive: true, lookup: openLookup as any }), https: new https.Agent({ keepAlive: true, lookup: openLookup as any }) },
   guarded: {
     http: new http.Agent({ keepAlive: true, lookup: addressGuard as any }),
     https: new https.Agent({ keepAlive: true, lookup: addressGuard as any }),

@@ -4,11 +4,12 @@ import type { Db, Queryable } from '../../db/client.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { textSearch } from '../../platform/filters.ts';
 import { newId } from '../../platform/ids.ts';
+import { currentRequestId } from '../../platform/requestContext.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { sendEvent } from './delivery.ts';
+import { sendEvent, type DeliveryObservers } from './delivery.ts';
 import { eventCatalogue, EVENTS_CHANNEL } from '../../platform/events.ts';
 import { canonicalEventType } from './eventTypes.ts';
-import { signingSecret } from './secrets.ts';
+import { rotateSigningSecret, signingSecret, signingSecrets } from './secrets.ts';
 import type { StoredEvent } from './signing.ts';
 import { events } from '../../db/events.ts';
 import { webhookDeliveries, webhooks } from './tables.ts';
@@ -26,10 +27,22 @@ export interface WebhookWrite {
 
 type WebhookRow = typeof webhooks.$inferSelect;
 
+/** A password stored before URLs with credentials were refused is never shown back. */
+function shownUrl(raw: string): string {
+  if (!raw.includes('@')) return raw;
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '********';
+    return url.toString();
+  } catch {
+    return raw;
+  }
+}
+
 const present = (w: WebhookRow) => ({
   id: w.id,
   name: w.name,
-  url: w.url,
+  url: shownUrl(w.url),
   isEnabled: w.isEnabled,
   status: w.status,
   createDate: w.createDate,
@@ -54,8 +67,10 @@ export async function getSignatureSecret(db: Queryable, tenantId: string) {
   return { secret: await signingSecret(db, tenantId) };
 }
 
+export const rotateSignatureSecret = (db: Db, tenantId: string, overlapSeconds: number) => rotateSigningSecret(db, tenantId, overlapSeconds);
+
 export async function createWebhook(db: Db, cfg: WebhookConfig, tenantId: string, body: Required<Pick<WebhookWrite, 'name' | 'url' | 'eventTypes'>> & WebhookWrite) {
-  checkWebhookUrl(body.url, cfg.allowPrivate);
+  await checkWebhookUrl(body.url, cfg.allowPrivate);
   const sub = subscription(body.eventTypes);
   const [{ total }] = await db.select({ total: count() }).from(webhooks).where(eq(webhooks.tenantId, tenantId));
   if (total >= WEBHOOKS_PER_TENANT_MAX) {
@@ -89,7 +104,7 @@ async function webhookRow(db: Queryable, tenantId: string, id: string): Promise<
 export const getWebhook = async (db: Queryable, tenantId: string, id: string) => present(await webhookRow(db, tenantId, id));
 
 export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string, body: WebhookWrite) {
-  if (body.url !== undefined) checkWebhookUrl(body.url, cfg.allowPrivate);
+  if (body.url !== undefined) await checkWebhookUrl(body.url, cfg.allowPrivate);
   const sub = body.eventTypes !== undefined ? subscription(body.eventTypes) : {};
   // Enabling always means "deliver now": an Unhealthy webhook is Healthy again, and a failing one retries at once.
   const health =
@@ -143,11 +158,11 @@ export async function deleteWebhook(db: Queryable, tenantId: string, id: string)
  * Sends a `webhook.test` event to the webhook now, whatever its subscription, state or health, and answers what the
  * receiver said. The event and its one attempt are kept in the event log; a failure is not retried.
  */
-export async function testWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string) {
+export async function testWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string, observers?: DeliveryObservers) {
   const w = await webhookRow(db, tenantId, id);
-  const secret = await signingSecret(db, tenantId);
-  const event: StoredEvent = { id: newId(), tenantId, type: 'webhook.test', data: { id: w.id, name: w.name }, occuredAt: new Date() };
-  const { ok, attempt } = await sendEvent(w.url, secret, event, cfg);
+  const secrets = await signingSecrets(db, tenantId);
+  const event: StoredEvent = { id: newId(), tenantId, type: 'webhook.test', data: { id: w.id, name: w.name }, occuredAt: new Date(), requestId: currentRequestId() };
+  const { ok, attempt } = await sendEvent(w.url, secrets, event, cfg, observers);
   await db
     .transaction(async (tx) => {
       await tx.insert(events).values({ ...event, dispatched: true });

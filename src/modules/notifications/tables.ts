@@ -35,11 +35,14 @@ export const webhooks = pgTable(
   (t) => [index('webhooks_tenant_created').on(t.tenantId, t.createDate)],
 );
 
-/** One signing secret per tenant, created on first use. */
+/** One signing secret per tenant, created on first use; after a rotation, the one it replaced until its window ends. */
 export const webhookSecrets = pgTable('webhook_secrets', {
   tenantId: uuid('tenant_id').primaryKey().references(() => tenants.id, { onDelete: 'cascade' }),
   secret: text('secret').notNull(),
   createDate: createdAt(),
+  previousSecret: text('previous_secret'),
+  /** Until then, deliveries are signed with `previousSecret` too. */
+  previousSecretExpirationDate: dateTime('previous_secret_expiration_date'),
 });
 
 /** `Pending` and `Retrying` are still to be sent; `Failed` is final, unless the webhook is enabled again. */

@@ -202,6 +202,7 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, fil
     return updated;
   });
   if (!done) throw notUploading(await findRow(ctx.db, tenantId, fileId));
+  ctx.metrics.uploadBytes.inc(row.fileSize);
   return { fileId: row.id, fileKey: row.fileKey };
 }
 

@@ -140,6 +140,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
 
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
+    const transcodeStarted = performance.now();
     let reported = -1;
     let lastWrite = 0;
     const result = await transcode({
@@ -160,6 +161,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     }).catch((e: Error) => {
       throw new PermanentError(e.message);
     });
+    const seconds = (performance.now() - transcodeStarted) / 1000;
+    ctx.metrics.transcodeSeconds.observe({ preset: preset.id }, seconds);
+    const mediaMs = file.durationMs ?? asset.durationMilliseconds ?? 0;
+    if (mediaMs > 0 && seconds > 0) ctx.metrics.transcodeSpeed.observe({ preset: preset.id }, mediaMs / 1000 / seconds);
 
     const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
     // A previous attempt may have left part of its upload: start from an empty prefix so no file is orphaned.

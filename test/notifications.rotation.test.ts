@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { expectedSignatures, sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+
+const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '2000', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '60000' };
+
+/** `examples/webhook-receiver.mjs`, the README's receiver, run with one secret: its URL and what it printed. */
+async function exampleReceiver(secret: string): Promise<{ url: string; output: () => string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['examples/webhook-receiver.mjs'], { env: { ...process.env, MEDIAPLANE_WEBHOOK_SECRET: secret, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  for (let i = 0; i < 100 && !/listening on (\d+)/.test(output); i++) await sleep(100);
+  const port = /listening on (\d+)/.exec(output)![1];
+  return { url: `http://127.0.0.1:${port}/`, output: () => output, child };
+}
+
+async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last ${JSON.stringify(v)}`);
+    await sleep(100);
+  }
+}
+
+describeEachDb('signing secret rotation', (kind) => {
+  let p: TestPlatform;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    p = await startPlatform(kind, ENV);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) c.kill();
+    await p?.stop();
+  });
+
+  const subscribe = async (t: TestTenant, url: string) => {
+    const { status, body } = await t.json('POST', '/notifications/v1/webhook', { name: 'r', url, eventTypes: ['core.apikey.created'] });
+    expect(status).toBe(200);
+    return body.id as string;
+  };
+  const createKey = async (t: TestTenant, name: string) => {
+    const { status, body } = await t.json('POST', '/core/v1/api-key', { name, roleType: 'Viewer' });
+    expect(status).toBe(200);
+    return body.id as string;
+  };
+  const deliveries = async (t: TestTenant, webhookId: string) => (await t.json('GET', `/notifications/v1/webhook-events?webhookId=${webhookId}`)).body.items as any[];
+
+  it('signs every delivery with the old and the new secret during the overlap, so receivers holding either verify it', async () => {
+    const t = await p.createTenant();
+    const old: string = (await t.json('GET', '/notifications/v1/webhook/signature-secret')).body.secret;
+    const onOld = await exampleReceiver(old);
+    children.push(onOld.child);
+    const raw = await WebhookReceiver.start();
+    const oldHook = await subscribe(t, onOld.url);
+    await subscribe(t, raw.url);
+    // A delivery before the rotation: the dispatcher now holds the old secret, and must drop it when the rotation commits.
+    await createKey(t, 'before-rotation');
+    await raw.waitFor((r) => r.length === 1);
+    expect(String(raw.received[0].headers['webhook-signature'])).toBe(expectedSignatures(old, raw.received[0]).standard);
+
+    const before = Date.now();
+    const rotated = await t.json('POST', '/notifications/v1/webhook/signature-secret/rotate');
+    expect(rotated.status).toBe(200);
+    const fresh: string = rotated.body.secret;
+    expect(fresh).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(fresh).not.toBe(old);
+    const until24h = Date.parse(rotated.body.previousSecretExpirationDate) - before;
+    expect(until24h).toBeGreaterThan(24 * 3600_000 - 60_000);
+    expect(until24h).toBeLessThan(24 * 3600_000 + 60_000);
+    expect((await t.json('GET', '/notifications/v1/webhook/signature-secret')).body.secret).toBe(fresh);
+
+    const onNew = await exampleReceiver(fresh);
+    children.push(onNew.child);
+    const newHook = await subscribe(t, onNew.url);
+    const keyId = await createKey(t, 'after-rotation');
+
+    // The README's receiver accepts the delivery with the old secret and with the new one.
+    for (const hook of [oldHook, newHook]) {
+      const items = await until(`delivery to ${hook}`, () => deliveries(t, hook), (all) => all.some((i) => i.payload.data.id === keyId && i.status === 'Delivered'));
+      const item = items.find((i) => i.payload.data.id === keyId);
+      expect(item.sendAttempts.at(-1)).toMatchObject({ responseCode: 200, responseContent: 'ok' });
+    }
+    expect(onOld.output()).toMatch(/verified core\.apikey\.created/);
+    expect(onNew.output()).toMatch(/verified core\.apikey\.created/);
+
+    // Both signatures, the new one first; the spec's one header carries the new secret's.
+    await raw.waitFor((r) => r.length === 2);
+    const got = raw.received[1];
+    expect(String(got.headers['webhook-signature']).split(' ')).toEqual([expectedSignatures(fresh, got).standard, expectedSignatures(old, got).standard]);
+    expect(got.headers['x_svc_signature_v1']).toBe(expectedSignatures(fresh, got).svc);
+    await raw.close();
+  }, 60_000);
+
+  it('ends the overlap at once with overlapSeconds 0: a receiver still on the old secret refuses what follows', async () => {
+    const t = await p.createTenant();
+    const old: string = (await t.json('GET', '/notifications/v1/webhook/signature-secret')).body.secret;
+    const onOld = await exampleReceiver(old);
+    children.push(onOld.child);
+    const hook = await subscribe(t, onOld.url);
+    const rotated = await t.json('POST', '/notifications/v1/webhook/signature-secret/rotate', { overlapSeconds: 0 });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.previousSecretExpirationDate).toBeNull();
+    await createKey(t, 'refused');
+    const [item] = await until('a refused attempt', () => deliveries(t, hook), (items) => items[0]?.sendAttempts.length > 0);
+    expect(item.sendAttempts[0]).toMatchObject({ responseCode: 401, responseContent: 'bad signature' });
+  }, 60_000);
+
+  it('is for Admin keys only, and refuses an overlap out of range', async () => {
+    const t = await p.createTenant();
+    const { body } = await t.json('POST', '/core/v1/api-key', { name: 'ed', roleType: 'Editor' });
+    const editor = tenantClient(p.baseUrl, t.id, t.name, body.key);
+    expect((await editor.json('POST', '/notifications/v1/webhook/signature-secret/rotate')).status).toBe(403);
+    for (const overlapSeconds of [-1, 31 * 24 * 3600, 1.5]) {
+      const res = await t.json('POST', '/notifications/v1/webhook/signature-secret/rotate', { overlapSeconds });
+      expect(res.status, String(overlapSeconds)).toBe(400);
+      expect(res.body.errors[0].field).toBe('overlapSeconds');
+    }
+  });
+});
