@@ -43,6 +43,8 @@ export interface Config {
   fetchAllowPrivate: boolean;
   /** Memory for rendered list pages (`src/platform/listCache.ts`), per process; 0 turns the cache off. */
   listCacheBytes: number;
+  /** `serve` exits this long after SIGTERM/SIGINT even if requests or jobs have not finished by then. */
+  shutdownTimeoutSeconds: number;
   webhooks: WebhookConfig;
 }
 
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventRetentionDays: int('MEDIAPLANE_EVENT_RETENTION_DAYS', env.MEDIAPLANE_EVENT_RETENTION_DAYS, 30),
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),
     listCacheBytes: int('MEDIAPLANE_LIST_CACHE_MB', env.MEDIAPLANE_LIST_CACHE_MB, 64) * 1024 * 1024,
+    shutdownTimeoutSeconds: positive('MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS', env.MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS, 30),
     webhooks: {
       timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
       retryPeriodSeconds: positive('MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS', env.MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS, 86400),

@@ -25,7 +25,12 @@ export interface Platform {
 const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
 
 /** Opens the database (taking the data directory lock for embedded PGlite), migrates it and opens the platform. */
-export async function openPlatform(config: Config, opts: { logger?: boolean | object; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
+export async function openPlatform(config: Config, opts: {
+    logger?: boolean | object;
+    onAdminTokenCreated?: (token: string, path: string) => void;
+    /** Told what a long start is doing (a first start creates the database). */
+    onProgress?: (step: string) => void;
+  } = {}): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   const log = createLogger(config.logLevel);
   let database: Database | undefined;
@@ -34,7 +39,9 @@ export async function openPlatform(config: Config, opts: { logger?: boolean | ob
   try {
     setEventCatalogue(moduleEventTypes());
     database = await openDatabase(config);
+    opts.onProgress?.('Creating the tables...');
     await database.migrate();
+    opts.onProgress?.('Setting up the job queue...');
     jobs = await JobQueue.start(database, log);
     // Every role: the API sends to these queues in its own transactions, workers work them.
     for (const job of MODULES.flatMap((m) => m.jobs ?? [])) await jobs.create(job);
