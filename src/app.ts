@@ -6,6 +6,7 @@ import { authPlugin } from './platform/auth.ts';
 import { clientErrorHandler, registerHostRequirement } from './platform/clientErrors.ts';
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { platformFormats } from './platform/formats.ts';
+import { registerBackup } from './platform/backupRoute.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
 import { registerOpenApi } from './platform/openapi.ts';
@@ -60,6 +61,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     },
   });
   registerHealth(app, database.ping);
+  registerBackup(app, ctx);
 
   if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
   for (const module of MODULES) await module.routes?.(app, ctx);

@@ -67,6 +67,23 @@ for (const [command, status] of [['block', 'Blocked'], ['unblock', 'Active']] as
     });
 }
 
+program
+  .command('backup <target>')
+  .description('back up the embedded database and object store, while the platform runs or not, into a new directory (or a .tar.gz file)')
+  .action(async (target: string) => {
+    const { backup } = await import('./cli/backup.ts');
+    await backup(loadConfig(), target);
+  });
+
+program
+  .command('restore <source>')
+  .description('restore a backup (directory or .tar.gz) into the data directory; the platform must not be running on it')
+  .option('--force', 'replace the database and stored files the data directory already holds')
+  .action(async (source: string, opts: { force?: boolean }) => {
+    const { restore } = await import('./cli/backup.ts');
+    await restore(loadConfig(), source, opts);
+  });
+
 program.parseAsync().catch((e) => {
   console.error(e instanceof Error ? e.message : e);
   process.exit(1);
