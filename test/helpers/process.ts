@@ -35,11 +35,11 @@ export function start(command: string, args: string[], env: Record<string, strin
   return { child, output: () => out, exit };
 }
 
-export const mediaplane = (args: string[], env: Record<string, string>): Run => start(process.execPath, [BIN, ...args], env);
+export const mediaplane = (args: string[], env: Record<string, string>, cwd = ROOT): Run => start(process.execPath, [BIN, ...args], env, cwd);
 
 /** Runs a CLI command to its end; kills it if it takes longer than the timeout. */
-export async function cli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; out: string }> {
-  const r = mediaplane(args, env);
+export async function cli(args: string[], env: Record<string, string>, cwd = ROOT, timeoutMs = 60_000): Promise<{ code: number | null; out: string }> {
+  const r = mediaplane(args, env, cwd);
   const timer = setTimeout(() => r.child.kill('SIGKILL'), timeoutMs);
   const { code } = await r.exit;
   clearTimeout(timer);
