@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,7 +27,7 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('exits, frees the port and the data directory lock, and a new start on the same data directory works', async () => {
+  it('finishes a request in flight, exits, frees the port and the lock; a new start on the same data directory works', async () => {
     const port = await freePort();
     const env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir };
     const npm = start('npm', ['start'], env);
@@ -34,7 +35,34 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
     await waitReady(`http://127.0.0.1:${port}`, npm, 240_000);
     const serverPid = Number(readFileSync(join(dataDir, 'mediaplane.lock'), 'utf8').split(' ')[0]);
 
+    // A part upload in flight when the signal comes: half its body sent before, half after.
+    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const base = `http://127.0.0.1:${port}`;
+    const tenant = (await (await fetch(`${base}/admin/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'inflight' }),
+    })).json()) as any;
+    const size = 64 * 1024;
+    const started = (await (await fetch(`${base}/vod/v1/files/start`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'a.mp4', friendlyName: 'a', fileSize: size }),
+    })).json()) as any;
+    const part = new URL(started.multipartUrls[0]);
+    const upload = request({ host: '127.0.0.1', port, method: 'PUT', path: part.pathname + part.search, headers: { 'content-length': size } });
+    const answered = new Promise<number>((resolve, reject) => {
+      upload.on('response', (res) => (res.resume(), resolve(res.statusCode!)));
+      upload.on('error', reject);
+    });
+    upload.write(Buffer.alloc(size / 2, 1));
+    await new Promise((r) => setTimeout(r, 200));
+
     npm.child.kill('SIGTERM');
+    // Shutting down: no new connections taken, the one in flight still open.
+    while (await listening(port)) await new Promise((r) => setTimeout(r, 50));
+    upload.end(Buffer.alloc(size / 2, 2));
+    expect(await answered).toBe(200);
     const ended = await npm.exit;
     expect(ended.code === 0 || ended.signal === 'SIGTERM', JSON.stringify(ended)).toBe(true);
     // When npm has exited, the server it ran has too: nothing is left holding the port or the data directory.
