@@ -33,9 +33,10 @@ export async function locate(config: Config): Promise<Route> {
   return { how: 'direct', newDatabase };
 }
 
+// A refused connection answers at once; the timeout only waits for a server that listens but is slow (a busy machine).
 async function answersHealth(base: string): Promise<boolean> {
   try {
-    const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
+    const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5000) });
     const body = (await res.json()) as { status?: string };
     return res.ok && body?.status === 'ok';
   } catch {
