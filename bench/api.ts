@@ -11,8 +11,15 @@ import pg from 'pg';
  * answers a constant JSON body of the same size, measured side by side in one run, on PostgreSQL and on PGlite.
  * Servers run as their own processes (as in production); the load generator runs here.
  *
+ * Then the start-up figures: wall time of CLI commands (`--help`, `tenant list` beside a running server) against
+ * `node -e 0`, and the server's time from spawn to a ready /readyz on a new data directory (first start) and on the
+ * same one again (restart), with embedded PGlite, the default install.
+ *
  * BENCH_DURATION (seconds per measurement, default 6), BENCH_CONNECTIONS (default 10),
- * BENCH_DATABASE_URL (PostgreSQL server to create a scratch database on; default TEST_DATABASE_URL or the local one).
+ * BENCH_DATABASE_URL (PostgreSQL server to create a scratch database on; default TEST_DATABASE_URL or the local one),
+ * BENCH_DATABASES (`postgres,pglite` by default; `postgres` alone to repeat the list figure faster),
+ * BENCH_STARTUP (`0` skips the start-up figures), BENCH_CLI_RUNS (runs per CLI command, default 10),
+ * BENCH_NODE_FLAGS (flags for the platform's node, such as `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -33,8 +40,10 @@ export async function run(): Promise<void> {
   const results: Measure[] = [];
   const pgAdmin = await reachablePostgres();
   if (!pgAdmin) console.log('PostgreSQL not reachable: measuring PGlite only (set BENCH_DATABASE_URL)');
-  for (const db of pgAdmin ? ['postgres', 'pglite'] : ['pglite']) results.push(...(await benchDatabase(db, pgAdmin)));
+  const wanted = (process.env.BENCH_DATABASES ?? 'postgres,pglite').split(',');
+  for (const db of pgAdmin ? ['postgres', 'pglite'] : ['pglite']) if (wanted.includes(db)) results.push(...(await benchDatabase(db, pgAdmin)));
   report(results);
+  if (process.env.BENCH_STARTUP !== '0') reportStartup(await startup());
 }
 
 async function reachablePostgres(): Promise<string | undefined> {
@@ -54,7 +63,9 @@ async function benchDatabase(db: string, pgAdmin: string | undefined): Promise<M
   const scratch = db === 'postgres' ? await scratchDatabase(pgAdmin!) : undefined;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = start(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], {
+  // BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the platform's node.
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const server = start(process.execPath, [...nodeFlags, join(root, 'bin/mediaplane.js'), 'serve'], {
     PORT: String(port),
     HOST: '127.0.0.1',
     MEDIAPLANE_DATA_DIR: dataDir,
@@ -85,8 +96,10 @@ async function benchDatabase(db: string, pgAdmin: string | undefined): Promise<M
     const barePids = async () => [bare!.pid!];
     const out: Measure[] = [];
     for (const op of ops) {
-      const bareSample = await measure(bareBase + op.barePath, {}, barePids);
-      const real = await measure(base + op.path, headers, serverPids);
+      const [bareSample, real] = await measurePair(
+        { url: bareBase + op.barePath, headers: {}, pids: barePids },
+        { url: base + op.path, headers, pids: serverPids },
+      );
       const bytes = JSON.stringify(bodies[op.barePath]).length;
       out.push({ db, name: op.name, bytes, real, bare: bareSample });
       console.log(`${db.padEnd(8)} ${op.name.padEnd(32)} ${line(real)} | bare ${line(bareSample)}`);
@@ -106,27 +119,58 @@ interface Sample {
   p99: number;
   /** CPU milliseconds the serving processes spent per request: immune to other load on the machine. */
   cpuMs: number;
+  /** Of which the database backends (PostgreSQL only). */
+  dbCpuMs: number;
 }
 
-/** `pids` returns the processes that serve: the server, and the database backends when the database is separate. */
-async function measure(url: string, headers: Record<string, string>, pids: () => Promise<number[]>): Promise<Sample> {
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 1 }); // warm-up: JIT, caches, pool
-  const serving = await pids();
-  const cpuBefore = cpuSeconds(serving);
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
-  const cpu = cpuSeconds(serving) - cpuBefore;
-  if (r.non2xx || r.errors || r.timeouts) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-  return { rps: r.requests.average, p99: r.latency.p99, cpuMs: (cpu * 1000) / r.requests.total };
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  /** The processes that serve: the server, and the database backends when the database is separate. */
+  pids: () => Promise<number[]>;
 }
 
-/** User + system CPU of these processes so far, from /proc (Linux; 0 elsewhere). */
-function cpuSeconds(pids: number[]): number {
+/**
+ * Measures the bare route and the platform in alternating one-second slices (bare first in even rounds, the platform
+ * first in odd ones) for BENCH_DURATION seconds each, so that both see the same background load. Measured one after
+ * the other for six seconds each, on a machine shared with other work, the two figures came from different moments
+ * and their ratio moved with whatever else ran (0.15 to 0.55 for the list in consecutive runs).
+ */
+async function measurePair(bare: Target, real: Target): Promise<[Sample, Sample]> {
+  for (const t of [bare, real]) await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }); // warm-up
+  const totals = [bare, real].map(() => ({ requests: 0, seconds: 0, cpu: 0, dbCpu: 0, p99s: [] as number[] }));
+  const pids = await Promise.all([bare.pids(), real.pids()]);
+  for (let round = 0; round < DURATION; round++) {
+    for (const i of round % 2 ? [1, 0] : [0, 1]) {
+      const t = [bare, real][i];
+      const cpuBefore = cpuSeconds(pids[i]);
+      const dbBefore = cpuSeconds(pids[i].slice(1));
+      const r = await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 });
+      if (r.non2xx || r.errors || r.timeouts) throw new Error(`${t.url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+      totals[i].cpu += cpuSeconds(pids[i]) - cpuBefore;
+      totals[i].dbCpu += cpuSeconds(pids[i].slice(1)) - dbBefore;
+      totals[i].requests += r.requests.total;
+      totals[i].seconds += r.duration;
+      totals[i].p99s.push(r.latency.p99);
+    }
+  }
+  const sample = (x: (typeof totals)[number]): Sample => ({
+    rps: x.requests / x.seconds,
+    p99: [...x.p99s].sort((a, b) => a - b)[Math.floor(x.p99s.length / 2)],
+    cpuMs: (x.cpu * 1000) / x.requests,
+    dbCpuMs: (x.dbCpu * 1000) / x.requests,
+  });
+  return [sample(totals[0]), sample(totals[1])];
+}
+
+/** User + system CPU of these processes so far (and of their children that have exited, with `children`), from /proc (Linux; 0 elsewhere). */
+function cpuSeconds(pids: number[], children = false): number {
   let ticks = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ticks += Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
     } catch {
       // gone or not Linux
     }
@@ -158,7 +202,7 @@ async function seedTenant(base: string): Promise<{ id: string; key: string }> {
   return tenant;
 }
 
-const line = (x: Sample) => `${fmt(x.rps)} req/s, p99 ${x.p99} ms, ${x.cpuMs.toFixed(3)} CPU ms/req`;
+const line = (x: Sample) => `${fmt(x.rps)} req/s, p99 ${x.p99} ms, ${x.cpuMs.toFixed(3)} CPU ms/req${x.dbCpuMs ? ` (database ${x.dbCpuMs.toFixed(3)})` : ''}`;
 
 function report(results: Measure[]): void {
   console.log(`\n${KEYS} keys in the tenant; ${CONNECTIONS} connections, ${DURATION} s per measurement.`);
@@ -180,6 +224,69 @@ function report(results: Measure[]): void {
 }
 
 const fmt = (n: number) => Math.round(n).toString();
+
+interface Startup {
+  cli: { name: string; medianMs: number; minMs: number }[];
+  firstStartMs: number;
+  restartMs: number;
+  /** CPU the server (and, on a first start, its initdb child) used until ready: what a quiet machine's wall time nears. */
+  firstStartCpuMs: number;
+  restartCpuMs: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Wall time of one run of a command to its exit. */
+function timed(args: string[], env: Record<string, string>): Promise<number> {
+  const began = performance.now();
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore' });
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - began) : reject(new Error(`${args.join(' ')} exited with ${code}`)))),
+  );
+}
+
+async function startup(): Promise<Startup> {
+  const runs = Number(process.env.BENCH_CLI_RUNS ?? 10);
+  const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-start-'));
+  const port = await freePort();
+  const env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  const bin = join(root, 'bin/mediaplane.js');
+  const serve = async () => {
+    const began = performance.now();
+    const server = start(process.execPath, [bin, 'serve'], env);
+    server.stdout!.resume();
+    await waitFor(`http://127.0.0.1:${port}/readyz`, 180_000);
+    return { server, ms: performance.now() - began, cpuMs: cpuSeconds([server.pid!], true) * 1000 };
+  };
+  try {
+    const first = await serve();
+    const cli: Startup['cli'] = [];
+    for (const [name, args] of [['node -e 0', ['-e', '0']], ['mediaplane --help', [bin, '--help']], ['mediaplane tenant list (server running)', [bin, 'tenant', 'list']]] as const) {
+      await timed([...args], env); // warm the file cache
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) times.push(await timed([...args], env));
+      cli.push({ name, medianMs: median(times), minMs: Math.min(...times) });
+    }
+    first.server.kill('SIGTERM');
+    await exited(first.server);
+    const again = await serve();
+    again.server.kill('SIGTERM');
+    await exited(again.server);
+    return { cli, firstStartMs: first.ms, restartMs: again.ms, firstStartCpuMs: first.cpuMs, restartCpuMs: again.cpuMs };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function reportStartup(s: Startup): void {
+  const base = s.cli[0].medianMs;
+  console.log('\nStart-up (embedded PGlite; wall time, median of the runs):\n');
+  console.log('| what | median ms | min ms | over node -e 0 | |');
+  console.log('|---|---|---|---|---|');
+  for (const c of s.cli) console.log(`| ${c.name} | ${fmt(c.medianMs)} | ${fmt(c.minMs)} | +${fmt(c.medianMs - base)} ms | |`);
+  console.log(`| server first start to ready (new data directory) | ${fmt(s.firstStartMs)} | | | CPU ${fmt(s.firstStartCpuMs)} ms`);
+  console.log(`| server restart to ready | ${fmt(s.restartMs)} | | | CPU ${fmt(s.restartCpuMs)} ms`);
+}
 
 function start(cmd: string, args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -18,6 +18,8 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    /** Seconds the run took. */
+    duration: number;
   }
   export default function autocannon(opts: Options): Promise<Result>;
 }

@@ -6,6 +6,7 @@ import { authPlugin } from './platform/auth.ts';
 import { clientErrorHandler, registerHostRequirement } from './platform/clientErrors.ts';
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
 import { platformFormats } from './platform/formats.ts';
+import { registerBackup } from './platform/backupRoute.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
 import { registerMetrics } from './platform/metrics.ts';
@@ -76,6 +77,7 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     windowMs: 60_000,
     shared: database.kind === 'postgres' ? db : undefined,
   });
+  registerBackup(app, ctx);
 
   if (ctx.store instanceof FsObjectStore) await app.register(storageRoutes, { store: ctx.store });
   for (const module of MODULES) await module.routes?.(app, ctx);

@@ -1,9 +1,8 @@
 import { Command } from 'commander';
 import { environmentWith, loadConfig } from './config.ts';
-import { DataDirLockedError } from './db/lock.ts';
-import { openPlatform } from './server.ts';
-import { adminClient } from './cli/adminClient.ts';
-import { withDatabase } from './cli/database.ts';
+
+// Each command imports what it needs when it runs: `--help`, or `tenant list` beside a running server, loads neither
+// Fastify, the database nor the media code.
 
 const program = new Command('mediaplane').description('Mediaplane: a self-hostable, multi-tenant video platform');
 
@@ -12,34 +11,15 @@ program
   .description('start the platform (API on PORT, default 8080)')
   .option('--role <role>', 'all (default), api, worker or live; overrides MEDIAPLANE_ROLE')
   .action(async (opts: { role?: string }) => {
-    const config = loadConfig(opts.role ? environmentWith({ MEDIAPLANE_ROLE: opts.role }) : undefined);
-    const platform = await openPlatform(config, {
-      logger: { level: config.logLevel },
-      onAdminTokenCreated: (token, path) =>
-        console.log(`\nGenerated the admin token (stored in ${path}; shown only this once):\n\n  ${token}\n`),
-    });
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      platform.app.log.info({ signal }, 'shutting down');
-      await platform.close();
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void stop('SIGINT'));
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-    if (config.role === 'worker') {
-      platform.app.log.info(`Mediaplane worker running (database: ${platform.database.kind})`);
-      return;
-    }
-    await platform.app.listen({ port: config.port, host: config.host });
-    platform.app.log.info(`Mediaplane ${config.role} on ${config.publicUrl.origin} (database: ${platform.database.kind}, data: ${config.dataDir})`);
+    const { serve } = await import('./cli/serve.ts');
+    await serve(loadConfig(opts.role ? environmentWith({ MEDIAPLANE_ROLE: opts.role }) : undefined));
   });
 
 program
   .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
+    const { withDatabase } = await import('./cli/database.ts');
     await withDatabase(loadConfig(), async () => {});
     console.log('migrations applied');
   });
@@ -48,20 +28,29 @@ const tenant = program.command('tenant').description('manage tenants (as the ope
 
 tenant
   .command('create <name>')
-  .description('create a tenant and print its first Admin API key')
-  .action(async (name: string) => {
+  .description('create a tenant and print its id and first Admin API key')
+  .option('--json', 'print the created tenant as JSON (with apiKey.key)')
+  .option('--export', 'print `export TENANT_ID=... KEY=...` for a shell to eval')
+  .action(async (name: string, opts: { json?: boolean; export?: boolean }) => {
+    const { adminClient } = await import('./cli/adminClient.ts');
     await adminClient(loadConfig(), async (c) => {
       const t = await c.createTenant(name);
-      console.log(`tenant ${t.name} created\n  X-Tenant-Id: ${t.id}\n  X-Api-Key:   ${t.apiKey.key}   (shown once)`);
+      if (opts.json) console.log(JSON.stringify(t, null, 2));
+      else if (opts.export) console.log(`export TENANT_ID=${t.id} KEY=${t.apiKey.key}`);
+      else console.log(`tenant ${t.name} created\n  X-Tenant-Id: ${t.id}\n  X-Api-Key:   ${t.apiKey.key}   (shown once)`);
     });
   });
 
 tenant
   .command('list')
   .description('list tenants')
-  .action(async () => {
+  .option('--json', 'print the tenants as JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const { adminClient } = await import('./cli/adminClient.ts');
     await adminClient(loadConfig(), async (c) => {
-      for (const t of await c.listTenants()) console.log(`${t.id}  ${t.name.padEnd(24)} ${t.status}`);
+      const tenants = await c.listTenants();
+      if (opts.json) console.log(JSON.stringify(tenants, null, 2));
+      else for (const t of tenants) console.log(`${t.id}  ${t.name.padEnd(24)} ${t.status}`);
     });
   });
 
@@ -70,6 +59,7 @@ for (const [command, status] of [['block', 'Blocked'], ['unblock', 'Active']] as
     .command(`${command} <idOrName>`)
     .description(`set a tenant's status to ${status}`)
     .action(async (idOrName: string) => {
+      const { adminClient } = await import('./cli/adminClient.ts');
       await adminClient(loadConfig(), async (c) => {
         const t = await c.updateTenant(idOrName, { status });
         console.log(`tenant ${t.name} is ${t.status}`);
@@ -77,7 +67,24 @@ for (const [command, status] of [['block', 'Blocked'], ['unblock', 'Active']] as
     });
 }
 
+program
+  .command('backup <target>')
+  .description('back up the embedded database and object store, while the platform runs or not, into a new directory (or a .tar.gz file)')
+  .action(async (target: string) => {
+    const { backup } = await import('./cli/backup.ts');
+    await backup(loadConfig(), target);
+  });
+
+program
+  .command('restore <source>')
+  .description('restore a backup (directory or .tar.gz) into the data directory; the platform must not be running on it')
+  .option('--force', 'replace the database and stored files the data directory already holds')
+  .action(async (source: string, opts: { force?: boolean }) => {
+    const { restore } = await import('./cli/backup.ts');
+    await restore(loadConfig(), source, opts);
+  });
+
 program.parseAsync().catch((e) => {
-  console.error(e instanceof DataDirLockedError ? e.message : e instanceof Error ? e.message : e);
+  console.error(e instanceof Error ? e.message : e);
   process.exit(1);
 });

@@ -26,7 +26,12 @@ export interface Platform {
 const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
 
 /** Opens the database (taking the data directory lock for embedded PGlite), migrates it and opens the platform. */
-export async function openPlatform(config: Config, opts: { logger?: LoggerSetting; onAdminTokenCreated?: (token: string, path: string) => void } = {}): Promise<Platform> {
+export async function openPlatform(config: Config, opts: {
+    logger?: LoggerSetting;
+    onAdminTokenCreated?: (token: string, path: string) => void;
+    /** Told what a long start is doing (a first start creates the database). */
+    onProgress?: (step: string) => void;
+  } = {}): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   const { log, http: logRequests } = platformLogger(opts.logger, config.logLevel);
   let database: Database | undefined;
@@ -35,8 +40,10 @@ export async function openPlatform(config: Config, opts: { logger?: LoggerSettin
   try {
     setEventCatalogue(moduleEventTypes());
     database = await openDatabase(config);
+    opts.onProgress?.('Creating the tables...');
     await database.migrate();
     const metrics = new Metrics();
+    opts.onProgress?.('Setting up the job queue...');
     jobs = await JobQueue.start(database, log, metrics);
     const opened = database;
     metrics.readFrom({ jobCounts: () => jobs!.counts(), pool: () => opened.poolUse?.() });

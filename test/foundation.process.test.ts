@@ -47,7 +47,7 @@ async function cli(args: string[], env: Record<string, string>, timeoutMs = 20_0
   return { code, out: r.output() };
 }
 
-async function waitReady(base: string, server: Run, timeoutMs = 30_000): Promise<void> {
+async function waitReady(base: string, server: Run, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.child.exitCode !== null) throw new Error(`server exited early:\n${server.output()}`);
@@ -84,7 +84,7 @@ describe('process: serve, restart, lock and CLI on one PGlite data directory', (
     env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir };
     server = run(['serve'], env);
     await waitReady(base, server);
-  });
+  }, 150_000);
   afterAll(async () => {
     if (server.child.exitCode === null) await stop(server);
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,50 +1,44 @@
 import type { Config } from '../config.ts';
-import { DataDirLockedError } from '../db/lock.ts';
-import { storedAdminToken } from '../platform/adminToken.ts';
-import * as admin from '../modules/admin/service.ts';
-import { withDatabase } from './database.ts';
+import type * as admin from '../modules/admin/service.ts';
+import { locate } from './locate.ts';
 
 type Tenant = Awaited<ReturnType<typeof admin.getTenant>>;
+export type CreatedTenant = Awaited<ReturnType<typeof admin.createTenant>>;
 export interface AdminClient {
-  createTenant(name: string): Promise<Awaited<ReturnType<typeof admin.createTenant>>>;
+  createTenant(name: string): Promise<CreatedTenant>;
   listTenants(): Promise<Tenant[]>;
   updateTenant(idOrName: string, patch: { status?: string }): Promise<Tenant>;
 }
 
 /**
- * Runs operator commands directly on the database; when a running server holds the embedded database,
- * the same commands go through its admin API instead (PGlite allows one process only).
+ * Runs operator commands through the admin API of the server that holds the embedded database, or directly on the
+ * database when none does (PGlite allows one process only). The database code is loaded only in the second case.
  */
 export async function adminClient(config: Config, run: (client: AdminClient) => Promise<void>): Promise<void> {
-  try {
-    await withDatabase(config, ({ db }) =>
-      run({
-        createTenant: (name) => admin.createTenant(db, name),
-        listTenants: async () => (await admin.listTenants(db, { limit: 1000 })).items,
-        updateTenant: (id, patch) => admin.updateTenant(db, id, patch),
-      }),
-    );
-  } catch (e) {
-    if (!(e instanceof DataDirLockedError)) throw e;
-    await run(httpClient(config, e.message));
-  }
+  const route = await locate(config);
+  if (route.how === 'http') return run(httpClient(route.base, route.token, route.why));
+  if (route.newDatabase) console.error(`No database in ${config.dataDir} yet and no server running: creating a new, empty one there.`);
+  const [service, { withDatabase }] = await Promise.all([import('../modules/admin/service.ts'), import('./database.ts')]);
+  await withDatabase(config, ({ db }) =>
+    run({
+      createTenant: (name) => service.createTenant(db, name),
+      listTenants: async () => (await service.listTenants(db, { limit: 1000 })).items,
+      updateTenant: (id, patch) => service.updateTenant(db, id, patch),
+    }),
+  );
 }
 
-function httpClient(config: Config, lockMessage: string): AdminClient {
-  const base = `http://127.0.0.1:${config.port}/admin/v1/tenants`;
+function httpClient(base: string, token: string, why: string): AdminClient {
   const call = async (path: string, method: string, body?: unknown) => {
-    // Never generate a token here: the running server would not know it.
-    const token = config.adminToken ?? storedAdminToken(config.dataDir);
-    if (!token) throw new Error(`No admin token in ${config.dataDir}; set MEDIAPLANE_ADMIN_TOKEN to the running server's token.`);
     let res: Response;
     try {
-      res = await fetch(base + path, {
+      res = await fetch(`${base}/admin/v1/tenants${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
     } catch {
-      throw new Error(`${lockMessage}\nIts admin API does not answer at ${base} either; if it listens on another port, set PORT to it.`);
+      throw new Error(`${why}\nIts admin API does not answer at ${base} either; if it listens on another port, set PORT to it.`);
     }
     const json = (await res.json().catch(() => undefined)) as any;
     if (!res.ok) throw new Error(json?.status?.message ?? `The admin API answered HTTP ${res.status}`);

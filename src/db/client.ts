@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import { dumpPglite } from './pgliteBackup.ts';
 import { initPgliteDir } from './pgliteInit.ts';
 /** The query builder; tables are imported where they are used (nothing reads `db.query`), so no schema is attached. */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -21,6 +22,8 @@ export interface Database {
   executeSql(text: string, params?: unknown[]): Promise<{ rows: any[] }>;
   migrate(): Promise<void>;
   ping(): Promise<void>;
+  /** Embedded PGlite only: a gzipped tar of the data directory, consistent while the database is in use (pgliteBackup.ts). */
+  dumpDataDir?(): Promise<Buffer>;
   close(): Promise<void>;
   /** Connections of the pool (PostgreSQL); PGlite has one connection and no pool. */
   poolUse?(): { total: number; idle: number; waiting: number };
@@ -47,6 +50,7 @@ async function openPglite(dir: string): Promise<Database> {
       params?.length ? client.query(text, params) : { rows: (await client.exec(text)).at(-1)?.rows ?? [] },
     migrate: () => migratePglite(db as any, { migrationsFolder }),
     ping: async () => void (await client.query('select 1')),
+    dumpDataDir: () => dumpPglite(client),
     close: () => client.close(),
   };
 }

@@ -41,6 +41,15 @@ function ownerRuns(content: string): number | undefined {
   return pid;
 }
 
+/** The pid of the running process that holds the data directory's lock, if one does. */
+export function lockHolder(dataDir: string): number | undefined {
+  try {
+    return ownerRuns(readFileSync(join(dataDir, 'mediaplane.lock'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * PGlite has no lock of its own: two processes on one data directory silently lose writes.
  * The lock file names its owner (pid and start time); a lock whose owner is gone (a crash, kill -9) is taken over.
@@ -77,13 +86,17 @@ export function lockDataDir(dataDir: string): () => void {
       }
       const pid = ownerRuns(content);
       if (pid !== undefined) {
-        throw new DataDirLockedError(
-          `Data directory ${dataDir} is in use by another Mediaplane process (pid ${pid}). ` +
-            'Stop it first, or set MEDIAPLANE_DATA_DIR to another directory.',
-        );
+        throw new DataDirLockedError(lockedMessage(dataDir, pid));
       }
       rmSync(path, { force: true });
     }
   }
   throw new DataDirLockedError(`Could not lock data directory ${dataDir}`);
+}
+
+export function lockedMessage(dataDir: string, pid: number): string {
+  return (
+    `Data directory ${dataDir} is in use by another Mediaplane process (pid ${pid}). ` +
+    'Stop it first, or set MEDIAPLANE_DATA_DIR to another directory.'
+  );
 }

@@ -103,7 +103,10 @@ export class PartWriter {
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
     this.slots = Buffer.from(memory.buffer);
     this.free = Array.from({ length: SLOTS }, (_, i) => PAGE + i * SLOT);
-    const worker = new Worker(tsWorker(new URL('./partWriter.worker.ts', import.meta.url)), { eval: true, workerData: { memory } });
+    // Compiled (dist/*.js), the worker is a plain module; run from the sources, it boots tsx first.
+    const worker = import.meta.url.endsWith('.js')
+      ? new Worker(new URL('./partWriter.worker.js', import.meta.url), { workerData: { memory } })
+      : new Worker(tsWorker(new URL('./partWriter.worker.ts', import.meta.url)), { eval: true, workerData: { memory } });
     worker.unref();
     worker.on('message', (message: ToMain) => this.onMessage(message));
     worker.on('error', (e) => this.fail(worker, e));
