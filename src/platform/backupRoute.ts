@@ -25,7 +25,8 @@ export function registerBackup(app: FastifyInstance, ctx: PlatformContext): void
       tags: ['Admin'],
       security: [{ adminToken: [] }],
       operationId: 'create_backup',
-      summary: 'Back up the embedded database and object store (mediaplane backup)',
+      summary: 'Back up the embedded database and object store',
+      description: 'Writes a consistent copy of the PGlite database and the file store under `backups/` in the data directory, for `mediaplane backup`.',
       response: { 201: Backup, 401: ref, 409: ref },
     },
   }, async (_req, reply) => {
