@@ -52,6 +52,28 @@ export interface Config {
   /** `serve` exits this long after SIGTERM/SIGINT even if requests or jobs have not finished by then. */
   shutdownTimeoutSeconds: number;
   webhooks: WebhookConfig;
+  live: LiveConfig;
+}
+
+/** Live channels (`src/modules/live`); decisions in docs/decisions/live.md. */
+export interface LiveConfig {
+  /** The shared RTMP ingest of a live process: address and port (0 = any free port, tests). */
+  rtmpHost: string;
+  rtmpPort: number;
+  /** What encoders are told to push to, before `/<streamKey>`; unset means `rtmp://<public host>:<rtmpPort>/live`. */
+  rtmpPublicUrl: string | undefined;
+  /** A live process owns a channel through a lease on the database's clock, renewed every `pollMs`. */
+  leaseSeconds: number;
+  /** How often a live process claims channels to run, renews its leases and applies starts and stops. */
+  pollMs: number;
+  /** Channels one live process runs at once; others wait for a process with room. */
+  maxChannels: number;
+  /** Segment duration of the live outputs. */
+  segmentSeconds: number;
+  /** Segments listed in the live playlists: the window a player can seek back in. */
+  windowSegments: number;
+  /** Local scratch space for the encoders' output before it is published to the store. */
+  workDir: string;
 }
 
 /** Webhook delivery; the retry schedule is described in docs/decisions.md. */
@@ -99,6 +121,19 @@ function positiveNumber(name: string, value: string | undefined, fallback: numbe
   return n;
 }
 
+function port(name: string, value: string | undefined, fallback: number): number {
+  const n = int(name, value, fallback);
+  if (n > 65535) throw new Error(`${name} must be a port number (0-65535), got "${value}"`);
+  return n;
+}
+
+function rtmpUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const url = new URL(value);
+  if (url.protocol !== 'rtmp:' && url.protocol !== 'rtmps:') throw new Error(`MEDIAPLANE_RTMP_PUBLIC_URL must be an rtmp:// URL, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
 function role(value: string | undefined): Config['role'] {
   if (!value) return 'all';
   if (value === 'all' || (PROCESS_ROLES as readonly string[]).includes(value)) return value as Config['role'];
@@ -119,11 +154,12 @@ export const environmentWith = (vars: Record<string, string | undefined>): NodeJ
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const publicUrl = new URL(env.MEDIAPLANE_PUBLIC_URL ?? `http://localhost:${env.PORT ?? 8080}`);
+  const dataDir = resolve(env.MEDIAPLANE_DATA_DIR ?? './data');
   return {
     port: int('PORT', env.PORT, 8080),
     host: env.HOST ?? '0.0.0.0',
     publicUrl,
-    dataDir: resolve(env.MEDIAPLANE_DATA_DIR ?? './data'),
+    dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: positive('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 10),
     adminToken: env.MEDIAPLANE_ADMIN_TOKEN || undefined,
@@ -155,6 +191,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       allowPrivate: bool('MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE', env.MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE, false),
       concurrency: positive('MEDIAPLANE_WEBHOOK_CONCURRENCY', env.MEDIAPLANE_WEBHOOK_CONCURRENCY, 64),
       pollMs: positive('MEDIAPLANE_WEBHOOK_POLL_MS', env.MEDIAPLANE_WEBHOOK_POLL_MS, 500),
+    },
+    live: {
+      rtmpHost: env.MEDIAPLANE_RTMP_HOST || '0.0.0.0',
+      rtmpPort: port('MEDIAPLANE_RTMP_PORT', env.MEDIAPLANE_RTMP_PORT, 1935),
+      rtmpPublicUrl: rtmpUrl(env.MEDIAPLANE_RTMP_PUBLIC_URL),
+      leaseSeconds: positive('MEDIAPLANE_LIVE_LEASE_SECONDS', env.MEDIAPLANE_LIVE_LEASE_SECONDS, 10),
+      pollMs: positive('MEDIAPLANE_LIVE_POLL_MS', env.MEDIAPLANE_LIVE_POLL_MS, 1000),
+      maxChannels: positive('MEDIAPLANE_LIVE_MAX_CHANNELS', env.MEDIAPLANE_LIVE_MAX_CHANNELS, 16),
+      segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
+      windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
+      workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
     },
     ...overrides,
   };

@@ -1,0 +1,140 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { PlatformContext } from '../../context.ts';
+import { lookup } from 'node:dns/promises';
+import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
+import { downloadToFile } from '../../platform/download.ts';
+import { renditionsOf } from './ladder.ts';
+import type { InputLoss, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats } from './media.ts';
+import type { ChannelRow } from './present.ts';
+import { channelPrefix } from './urls.ts';
+
+const SLATE_MAX_BYTES = 20 * 1024 * 1024;
+
+/** One channel this process runs: its pipeline, and what the runner has recorded of it so far. */
+export class ChannelRun {
+  pipeline: LivePipeline | undefined;
+  /** The status the runner last wrote or read. */
+  status: ChannelRow['status'];
+  streamKey: string;
+  whitelistCidr: string | undefined;
+  inputConnected = false;
+  /** The first segment is out: `Starting` may turn `On`. */
+  producing = false;
+  stopping = false;
+  readonly workDir: string;
+  private lastStats: LivePipelineStats | undefined;
+
+  constructor(
+    public row: ChannelRow,
+    private readonly ctx: PlatformContext,
+    private readonly log: Logger,
+  ) {
+    this.status = row.status;
+    this.streamKey = row.streamKey;
+    this.whitelistCidr = row.input.whitelistCidr;
+    this.workDir = join(ctx.config.live.workDir, row.id);
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  get tenantId(): string {
+    return this.row.tenantId;
+  }
+
+  get pushed(): boolean {
+    return this.row.input.type === 'RTMP_PUSH';
+  }
+
+  /** The input-loss picture: the tenant's slate, fetched through the address guard, or the colour. */
+  private async inputLoss(): Promise<InputLoss> {
+    const loss = this.row.input.inputLoss;
+    if (loss.type === 'SLATE' && loss.imageSlateUri) {
+      const imagePath = join(this.workDir, 'slate-image');
+      await downloadToFile(loss.imageSlateUri, imagePath, {
+        allowPrivate: this.ctx.config.fetchAllowPrivate,
+        setting: 'MEDIAPLANE_FETCH_ALLOW_PRIVATE',
+        maxBytes: SLATE_MAX_BYTES,
+        timeoutMs: 30_000,
+      });
+      return { type: 'SLATE', imagePath };
+    }
+    return { type: 'COLOR', color: loss.color ?? '#000000' };
+  }
+
+  async start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+    await rm(this.workDir, { recursive: true, force: true });
+    await mkdir(this.workDir, { recursive: true });
+    const { config, store } = this.ctx;
+    const prefix = channelPrefix(this.tenantId, this.id);
+    const audioOnly = this.row.transmissionType === 'Audio';
+    const vertical = this.row.endpoints.some((e) => e.hasVerticalOrientation);
+    this.pipeline = media.createLivePipeline({
+      channelId: this.id,
+      workDir: join(this.workDir, 'pipeline'),
+      renditions: audioOnly ? [] : renditionsOf(this.row.qualities, vertical),
+      audioOnly,
+      segmentSeconds: config.live.segmentSeconds,
+      windowSegments: config.live.windowSegments,
+      inputLoss: await this.inputLoss(),
+      publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
+      remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
+      log: this.log,
+      onEvent,
+    });
+    await this.pipeline.start();
+    // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
+    const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
+    if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
+    if (source) this.pipeline.setInput({ url: withCredentials(source.url, source.username, source.password), loop: true });
+  }
+
+  async stop(): Promise<void> {
+    const pipeline = this.pipeline;
+    this.pipeline = undefined;
+    await pipeline?.stop();
+    await rm(this.workDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /** Counters since the last call: what the pipeline did in the pass that just ended. */
+  sample(): { stats: LivePipelineStats; delta: { droppedFrames: number; segmentsWritten: number; inputConnectedSeconds: number } } | undefined {
+    const stats = this.pipeline?.stats();
+    if (!stats) return undefined;
+    const last = this.lastStats;
+    this.lastStats = stats;
+    const diff = (a: number, b: number | undefined) => Math.max(0, a - (b ?? 0));
+    return {
+      stats,
+      delta: {
+        droppedFrames: diff(stats.droppedFrames, last?.droppedFrames),
+        segmentsWritten: diff(stats.segmentsWritten, last?.segmentsWritten),
+        inputConnectedSeconds: diff(stats.inputConnectedSeconds, last?.inputConnectedSeconds),
+      },
+    };
+  }
+}
+
+/**
+ * ffmpeg fetches an mp4 source itself: its host must resolve to public addresses only, as for every URL the platform
+ * fetches for a tenant (platform/addressGuard.ts). Checked when the channel starts.
+ */
+async function assertPublic(raw: string): Promise<void> {
+  const host = bareHost(new URL(raw));
+  const addresses = await lookup(host, { all: true });
+  for (const a of addresses) {
+    const reason = blockedReason(a.address);
+    if (reason) throw new Error(`input.mp4Sources: refused: ${host} resolves to ${reason}; set MEDIAPLANE_FETCH_ALLOW_PRIVATE to allow`);
+  }
+}
+
+/** HTTP basic credentials of an mp4 source, as ffmpeg's http protocol takes them. Never logged. */
+function withCredentials(raw: string, username?: string, password?: string): string {
+  if (!username && !password) return raw;
+  const url = new URL(raw);
+  url.username = username ?? '';
+  url.password = password ?? '';
+  return url.toString();
+}

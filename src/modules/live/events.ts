@@ -1,0 +1,15 @@
+/** The webhook event types of live channels: every status transition, and what the owner sees of the input. */
+export const LIVE_EVENT_TYPES = [
+  'live.channel.created',
+  'live.channel.updated',
+  'live.channel.deleted',
+  'live.channel.starting',
+  'live.channel.on',
+  'live.channel.stopping',
+  'live.channel.off',
+  'live.channel.error',
+  'live.channel.input.connected',
+  'live.channel.input.lost',
+] as const;
+
+export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];

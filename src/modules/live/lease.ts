@@ -1,0 +1,67 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import type { ChannelRow } from './present.ts';
+import { liveChannels } from './tables.ts';
+
+/**
+ * Channel ownership: a live process holds a channel while `lease_until`, on the database's clock, is in the future.
+ * The owner renews it every pass; a process that dies stops renewing and another (or its own restart) takes the
+ * channel over once the lease has run out. No process clock is compared with another's.
+ */
+const until = (ms: number) => sql`now() + ${ms} * interval '1 millisecond'`;
+
+/**
+ * Extends this process's leases; answers the channels it still holds, whatever their status. `owner` is stable across
+ * restarts of one live process (host and RTMP port), so a process that was killed finds its channels here at once
+ * instead of waiting for the lease to run out.
+ */
+export async function renewLeases(db: Db, owner: string, leaseMs: number): Promise<ChannelRow[]> {
+  return db
+    .update(liveChannels)
+    .set({ leaseUntil: until(leaseMs) })
+    .where(and(eq(liveChannels.leaseOwner, owner), sql`${liveChannels.leaseUntil} >= now()`))
+    .returning();
+}
+
+/**
+ * Takes up to `room` channels that should run (`Starting`, `On`) and that nobody holds: never claimed, or their
+ * owner's lease ran out. Rows a request is changing right now are skipped (taken at the next pass).
+ */
+export async function claimChannels(db: Db, owner: string, leaseMs: number, room: number): Promise<ChannelRow[]> {
+  if (room <= 0) return [];
+  return db
+    .update(liveChannels)
+    .set({ leaseOwner: owner, leaseUntil: until(leaseMs) })
+    .where(
+      inArray(
+        liveChannels.id,
+        sql`(select id from ${liveChannels}
+              where status in ('Starting', 'On')
+                and (lease_until is null or lease_until < now())
+              order by lease_until nulls first
+              limit ${room}
+              for update skip locked)`,
+      ),
+    )
+    .returning();
+}
+
+/** Gives back every lease of a process that stops cleanly, so that another process takes its channels at once. */
+export async function releaseLeases(db: Db, owner: string, ids?: string[]): Promise<void> {
+  await db
+    .update(liveChannels)
+    .set({ leaseOwner: null, leaseUntil: null })
+    .where(and(eq(liveChannels.leaseOwner, owner), ids ? inArray(liveChannels.id, ids) : undefined));
+}
+
+/**
+ * Channels left `Stopping` by an owner that died (or stopped) before turning them `Off`: nothing runs them, so any live
+ * process finishes the stop. Answers the rows it turned `Off`, for their events in the same transaction.
+ */
+export async function finishOrphanStops(db: Pick<Db, 'update'>): Promise<Pick<ChannelRow, 'id' | 'tenantId'>[]> {
+  return db
+    .update(liveChannels)
+    .set({ status: 'Off', internalStatus: null, leaseOwner: null, leaseUntil: null })
+    .where(and(eq(liveChannels.status, 'Stopping'), sql`(${liveChannels.leaseUntil} is null or ${liveChannels.leaseUntil} < now())`))
+    .returning({ id: liveChannels.id, tenantId: liveChannels.tenantId });
+}

@@ -1,0 +1,129 @@
+import type { Config } from '../../config.ts';
+import { qualityLabel } from './ladder.ts';
+import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
+import { MASK } from './validate.ts';
+import type { liveChannels } from './tables.ts';
+
+export type ChannelRow = typeof liveChannels.$inferSelect;
+
+/**
+ * A channel's endpoints as EndpointInfo: one per endpoint type asked for, with stable URLs for the channel's life
+ * (the same whether the channel is Off, On, or was restarted). `id` is the endpoint's name (`hls`, `dash`): the
+ * spec's `archiveEndpointIds` and `transcodeEndpointId` name endpoints by it.
+ */
+export function endpointsOf(config: Config, row: ChannelRow) {
+  return row.endpoints.map((e) => {
+    const hls = e.type.startsWith('Hls');
+    const file = hls ? MASTER_PLAYLIST : DASH_MANIFEST;
+    const url = mediaUrl(config, row.tenantId, row.id, file);
+    return {
+      id: hls ? 'hls' : 'dash',
+      accessType: 'Http',
+      format: hls ? 'HLS' : 'DASH',
+      url,
+      protection: 'None',
+      manifest: url,
+      hasVerticalOrientation: e.hasVerticalOrientation,
+    };
+  });
+}
+
+export function presentChannel(config: Config, row: ChannelRow, includeCloudData = true) {
+  const endpoints = endpointsOf(config, row);
+  return {
+    id: row.id,
+    name: row.name,
+    ...(includeCloudData ? { endpoints } : {}),
+    // The Recorder (issue 17) records from the retained segments every endpoint plays; the first one is transcoded.
+    archiveEndpointIds: endpoints.map((e) => e.id),
+    transcodeEndpointId: endpoints[0]?.id ?? null,
+    cdn: { enabled: false },
+    ...(includeCloudData
+      ? {
+          inputs: [
+            {
+              id: 'primary',
+              type: row.input.type,
+              destinations: row.input.type === 'RTMP_PUSH' ? [{ url: ingestUrl(config, row.streamKey) }] : [],
+              details: { securityGroupIps: row.input.whitelistCidr ? [row.input.whitelistCidr] : [] },
+            },
+          ],
+        }
+      : {}),
+    encoding: { preset: row.transmissionType === 'Audio' ? 'audio' : row.qualities.map(qualityLabel).join(','), pipelines: 1 },
+    status: row.status,
+    internalStatus: row.internalStatus,
+    metadata: row.metadata,
+    createDate: row.createDate,
+    lastModificationDate: row.lastModificationDate,
+    automationDisabled: row.automationDisabled,
+    distribution: { accessPolicyId: row.accessPolicyId, accessPolicyName: null },
+  };
+}
+
+export function presentUpdated(config: Config, row: ChannelRow) {
+  const endpoints = endpointsOf(config, row);
+  return { id: row.id, endpoints, archiveEndpoints: endpoints };
+}
+
+const slug = (name: string) =>
+  name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63) || 'channel';
+
+export function presentConfiguration(config: Config, row: ChannelRow) {
+  const video = row.transmissionType !== 'Audio';
+  const highest = video && row.qualities.length ? qualityLabel({ height: Math.max(...row.qualities.map((q) => q.height)) }) : null;
+  return {
+    id: row.id,
+    name: row.name,
+    codeName: slug(row.name),
+    endpoints: row.endpoints,
+    qualities: row.qualities.map((q) => ({ resolution: qualityLabel(q), frameRate: Math.round(q.frameRate) })),
+    restreams: row.restreams.map((r) => ({
+      id: r.id,
+      destination: r.destination,
+      label: r.label ?? null,
+      rtmpDestinations: r.rtmpDestinations.map((d) => ({ url: d.url, streamKey: MASK })),
+      protocol: r.protocol,
+      hasVerticalOrientation: r.hasVerticalOrientation ?? false,
+    })),
+    input: {
+      type: row.input.type,
+      mp4Sources: row.input.mp4Sources.map((src) => ({
+        url: src.url,
+        username: src.username ?? null,
+        password: src.password ? MASK : null,
+        hasExistingPassword: !!src.password,
+      })),
+      whiteListCidr: row.input.whitelistCidr ?? null,
+      inputLoss: { type: row.input.inputLoss.type, imageSlateUri: row.input.inputLoss.imageSlateUri ?? null, color: row.input.inputLoss.color ?? null },
+      transportInputProtocol: row.input.transportInputProtocol ?? 'RTMP',
+      transportPrimaryIngestUrl: row.input.type === 'RTMP_PUSH' ? ingestUrl(config, row.streamKey) : null,
+      // DoubleInput's second ingest comes with redundant inputs (issue 16).
+      transportSecondaryIngestUrl: null,
+      inputDevices: [],
+    },
+    redundancy: row.redundancy,
+    activationMode: row.activationMode,
+    transmissionType: row.transmissionType,
+    environment: row.environment,
+    latency: row.latency,
+    isConfiguredExternally: false,
+    stackName: `mediaplane-live-${row.id}`,
+    channelGroupStackName: '',
+    templateVersion: '1',
+    status: { value: row.status },
+    requiresCloudUpdate: false,
+    packagingVersion: row.packagingVersion,
+    isWatermarkProtected: row.isWatermarkProtected,
+    drmKeyMode: row.drmKeyMode,
+    aiLiveCaptioning: { isEnabled: false, language: null },
+    broadcastStandard: row.broadcastStandard,
+    highestVideoResolution: highest,
+    specificationId: '',
+  };
+}

@@ -1,0 +1,245 @@
+import { randomBytes } from 'node:crypto';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import type { Static } from 'typebox';
+import type { PlatformContext } from '../../context.ts';
+import type { Queryable } from '../../db/client.ts';
+import { tenants } from '../../db/tenants.ts';
+import { ApiError, notFound, validationError } from '../../platform/errors.ts';
+import { arrayParam, dateRange, textSearch } from '../../platform/filters.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
+import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
+import { recordEvent } from '../notifications/events.ts';
+import type { LiveEventType } from './events.ts';
+import { presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
+import type * as s from './schemas.ts';
+import { liveChannels, type ChannelStatus } from './tables.ts';
+import { channelPrefix, ingestUrl } from './urls.ts';
+import { checkCaptionLanguage, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
+
+type CreateBody = Static<typeof s.ChannelCreate>;
+type PatchBody = Static<typeof s.ChannelPatch>;
+type ListQuery = Static<typeof s.ChannelListQuery>;
+
+/** 32 characters of base64url: 192 random bits, unguessable, safe in an RTMP URL path. */
+export const newStreamKey = (): string => randomBytes(24).toString('base64url');
+
+/** Records a live event in the transaction that makes the change (the outbox). */
+export const recordLiveEvent = (tx: Queryable, tenantId: string, type: LiveEventType, data: { id: string } & Record<string, unknown>) =>
+  recordEvent(tx, tenantId, type, data);
+
+/** A channel of the tenant, locked for the transaction's change; another tenant's channel is not found. */
+async function channelRow(db: Queryable, tenantId: string, id: string, lock = false): Promise<ChannelRow> {
+  if (!isUuid(id)) throw notFound('channel_not_found', 'Channel', id);
+  const q = db.select().from(liveChannels).where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, id)));
+  const [row] = lock ? await q.for('update') : await q;
+  if (!row) throw notFound('channel_not_found', 'Channel', id);
+  return row;
+}
+
+export async function createChannel(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
+  const p = new Problems();
+  const input = normalizeInput(body.input, undefined, p);
+  const endpoints = normalizeEndpoints(body.endpoints, p);
+  const qualities = normalizeQualities(body.qualities, p);
+  const restreams = normalizeRestreams(body.restreams ?? [], [], p);
+  checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, p);
+  p.throwIfAny();
+  return ctx.db.transaction(async (tx) => {
+    // The tenant row is the lock that makes "count, then insert" one step for concurrent creates.
+    const [tenant] = await tx.select({ limit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
+    const [{ n }] = await tx.select({ n: count() }).from(liveChannels).where(eq(liveChannels.tenantId, tenantId));
+    if (n >= tenant.limit) {
+      throw new ApiError(409, 'channel_limit_reached', `The tenant has ${n} channels and may have ${tenant.limit} (GET /live/v1/channels/limit); delete one first`);
+    }
+    const id = newId();
+    await tx.insert(liveChannels).values({
+      id,
+      tenantId,
+      name: body.name,
+      redundancy: body.redundancy ?? 'SingleInput',
+      latency: body.latency ?? 'NormalLatency',
+      activationMode: body.activationMode ?? 'Manual',
+      transmissionType: body.transmissionType ?? 'Video',
+      environment: body.environment ?? 'ManagedLive',
+      packagingVersion: body.packagingVersion ?? 'V1',
+      isWatermarkProtected: body.isWatermarkProtected ?? false,
+      aiLiveCaptioningLanguageCode: body.aiLiveCaptioningLanguageCode ?? null,
+      drmKeyMode: body.drmKeyMode ?? null,
+      broadcastStandard: body.broadcastStandard ?? null,
+      input,
+      endpoints,
+      qualities,
+      restreams,
+      metadata: body.metadata ?? {},
+      accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
+      streamKey: newStreamKey(),
+    });
+    await recordLiveEvent(tx, tenantId, 'live.channel.created', { id, name: body.name, status: 'Off' });
+    return { id };
+  });
+}
+
+export async function getChannel(ctx: PlatformContext, tenantId: string, id: string) {
+  return presentChannel(ctx.config, await channelRow(ctx.db, tenantId, id));
+}
+
+const SORTS = {
+  CreateDate: liveChannels.createDate,
+  LastModificationDate: liveChannels.lastModificationDate,
+  Id: liveChannels.id,
+  Name: liveChannels.name,
+  'Metadata.Title': sql`coalesce(${liveChannels.metadata}->>'title', ${liveChannels.name})`,
+  Status: liveChannels.status,
+};
+
+export async function listChannels(ctx: PlatformContext, tenantId: string, q: ListQuery) {
+  const ids = arrayParam(q.ids);
+  if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
+  const where = and(
+    eq(liveChannels.tenantId, tenantId),
+    ids.length ? inArray(liveChannels.id, ids.map((id) => id.toLowerCase())) : undefined,
+    dateRange(liveChannels.createDate, q.createDateStart, q.createDateEnd),
+    dateRange(liveChannels.lastModificationDate, q.lastModificationDateStart, q.lastModificationDateEnd),
+    textSearch(q.query, liveChannels.name, sql`${liveChannels.metadata}::text`),
+  );
+  const { limit, offset } = pageWindow(q);
+  const [rows, [{ total }]] = await Promise.all([
+    ctx.db.select().from(liveChannels).where(where).orderBy(...orderBy(q, SORTS, 'CreateDate', liveChannels.id)).limit(limit).offset(offset),
+    ctx.db.select({ total: count() }).from(liveChannels).where(where),
+  ]);
+  return envelope(rows.map((r) => presentChannel(ctx.config, r, q.includeCloudData ?? true)), total, q as PageRequest);
+}
+
+export async function updateChannel(ctx: PlatformContext, tenantId: string, id: string, patch: PatchBody) {
+  const row = await ctx.db.transaction(async (tx) => {
+    const before = await channelRow(tx, tenantId, id, true);
+    const p = new Problems();
+    const input = patch.input !== undefined ? normalizeInput(patch.input, before.input, p) : before.input;
+    const endpoints = patch.endpoints !== undefined ? normalizeEndpoints(patch.endpoints, p) : before.endpoints;
+    const qualities = patch.qualities !== undefined ? normalizeQualities(patch.qualities, p) : before.qualities;
+    const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
+    checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, p);
+    p.throwIfAny();
+    const [after] = await tx
+      .update(liveChannels)
+      .set({
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(patch.automationDisabled !== undefined ? { automationDisabled: patch.automationDisabled } : {}),
+        ...(patch.drmKeyMode !== undefined ? { drmKeyMode: patch.drmKeyMode } : {}),
+        ...(patch.broadcastStandard !== undefined ? { broadcastStandard: patch.broadcastStandard } : {}),
+        ...(patch.aiLiveCaptioningLanguageCode !== undefined ? { aiLiveCaptioningLanguageCode: patch.aiLiveCaptioningLanguageCode } : {}),
+        ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
+        // null removes the policy; omitted leaves it as it is.
+        ...(patch.accessPolicyId !== undefined ? { accessPolicyId: patch.accessPolicyId } : {}),
+        input,
+        endpoints,
+        qualities,
+        restreams,
+        lastModificationDate: new Date(),
+      })
+      .where(eq(liveChannels.id, id))
+      .returning();
+    await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: Object.keys(patch) });
+    return after;
+  });
+  return presentUpdated(ctx.config, row);
+}
+
+const ACTIVE: readonly ChannelStatus[] = ['Starting', 'On', 'Stopping'];
+
+/** Deleting is for channels that are not running: a running one answers 409 and is left as it is (stop it first). */
+export async function deleteChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const row = await channelRow(tx, tenantId, id, true);
+    if (ACTIVE.includes(row.status)) {
+      throw new ApiError(409, 'channel_not_off', `Channel ${id} is ${row.status}; stop it (POST /live/v1/channels/${id}/stop) and delete it once it is Off`);
+    }
+    await tx.delete(liveChannels).where(eq(liveChannels.id, id));
+    await recordLiveEvent(tx, tenantId, 'live.channel.deleted', { id });
+  });
+  // After commit: no process runs an Off channel, so nothing writes under the prefix any more.
+  await ctx.store.deletePrefix(channelPrefix(tenantId, id));
+}
+
+/** `Off` or `Error` → `Starting`; a live process takes it and turns it `On` when its first segment is out. */
+export async function startChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const row = await channelRow(tx, tenantId, id, true);
+    if (row.status === 'Starting' || row.status === 'On') return;
+    if (row.status === 'Stopping') throw new ApiError(409, 'channel_stopping', `Channel ${id} is Stopping; start it again once it is Off`);
+    await setStatus(tx, row, 'Starting', 'live.channel.starting', { internalStatus: null });
+  });
+}
+
+/**
+ * `Starting` or `On` → `Stopping`, then the owner stops it and turns it `Off`. A channel no live process holds (none
+ * claimed it yet, or its owner died) is turned `Off` at once. Stopping an `Off` or `Stopping` channel changes nothing.
+ */
+export async function stopChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const row = await channelRow(tx, tenantId, id, true);
+    if (row.status === 'Off' || row.status === 'Stopping') return;
+    if (row.status === 'Error') return void (await setStatus(tx, row, 'Off', 'live.channel.off', { internalStatus: null }));
+    await setStatus(tx, row, 'Stopping', 'live.channel.stopping');
+    const [{ held }] = await tx
+      .select({ held: sql<boolean>`${liveChannels.leaseUntil} is not null and ${liveChannels.leaseUntil} >= now()` })
+      .from(liveChannels)
+      .where(eq(liveChannels.id, id));
+    if (!held) await setStatus(tx, { ...row, status: 'Stopping' }, 'Off', 'live.channel.off', { internalStatus: null, leaseOwner: null, leaseUntil: null });
+  });
+}
+
+/** A status change and its event, in the caller's transaction. */
+export async function setStatus(
+  tx: Queryable,
+  row: Pick<ChannelRow, 'id' | 'tenantId' | 'status'>,
+  status: ChannelStatus,
+  event: LiveEventType,
+  extra: Partial<Pick<ChannelRow, 'internalStatus' | 'leaseOwner' | 'leaseUntil'>> = {},
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  await tx.update(liveChannels).set({ status, ...extra }).where(eq(liveChannels.id, row.id));
+  await recordLiveEvent(tx, row.tenantId, event, { id: row.id, status, previousStatus: row.status, ...data });
+}
+
+/** A new stream key; the owner disconnects an encoder that used the old one at its next pass. */
+export async function rotateStreamKey(ctx: PlatformContext, tenantId: string, id: string) {
+  const streamKey = newStreamKey();
+  await ctx.db.transaction(async (tx) => {
+    await channelRow(tx, tenantId, id, true);
+    await tx.update(liveChannels).set({ streamKey, lastModificationDate: new Date() }).where(eq(liveChannels.id, id));
+    await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: ['streamKey'] });
+  });
+  return { id, transportPrimaryIngestUrl: ingestUrl(ctx.config, streamKey) };
+}
+
+export async function channelStatus(ctx: PlatformContext, tenantId: string, id: string) {
+  const row = await channelRow(ctx.db, tenantId, id);
+  return { id: row.id, status: row.status };
+}
+
+/** Unknown ids and other tenants' channels are left out of the answer; no ids means every channel of the tenant. */
+export async function channelsStatus(ctx: PlatformContext, tenantId: string, idsParam: string[] | undefined) {
+  const ids = arrayParam(idsParam);
+  if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
+  return ctx.db
+    .select({ id: liveChannels.id, status: liveChannels.status })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), ids.length ? inArray(liveChannels.id, ids.map((id) => id.toLowerCase())) : undefined))
+    .orderBy(liveChannels.createDate, liveChannels.id)
+    .limit(1000);
+}
+
+export async function channelConfiguration(ctx: PlatformContext, tenantId: string, id: string) {
+  return presentConfiguration(ctx.config, await channelRow(ctx.db, tenantId, id));
+}
+
+export async function channelsLimit(ctx: PlatformContext, tenantId: string) {
+  const [row] = await ctx.db.select({ channelsLimit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId));
+  return { channelsLimit: row?.channelsLimit ?? 0 };
+}
+
+/** Live captions come with issue 16; until a recognizer is installed, no language is offered. */
+export const captionLanguages = (): { name: string; code: string }[] => [];
+
+export { channelRow };

@@ -1,0 +1,171 @@
+import ipaddr from 'ipaddr.js';
+import type { Static } from 'typebox';
+import { ApiError, type FieldError } from '../../platform/errors.ts';
+import { DEFAULT_QUALITIES, MAX_HEIGHT, MIN_HEIGHT, qualityHeight } from './ladder.ts';
+import type * as s from './schemas.ts';
+import type { ChannelEndpointRow, InputLossRow, InputRow, Mp4SourceRow, QualityRow, RestreamRow } from './tables.ts';
+
+/** Shown instead of a stored secret (mp4Sources passwords, restream stream keys); sent back, it keeps the secret. */
+export const MASK = '********';
+
+export const INPUT_TYPES = ['RTMP_PUSH', 'MP4_FILE'] as const;
+export const INPUT_PROTOCOLS = ['RTMP'] as const;
+
+/** Collects the problems of one body, so that one answer names them all. */
+export class Problems {
+  readonly list: FieldError[] = [];
+  add(field: string, message: string): void {
+    this.list.push({ field, message });
+  }
+  throwIfAny(): void {
+    if (this.list.length) throw new ApiError(400, 'validation_failed', this.list.map((p) => `${p.field}: ${p.message}`).join('; '), this.list);
+  }
+}
+
+const isHttpUrl = (raw: string) => {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !!u.hostname;
+  } catch {
+    return false;
+  }
+};
+
+const isRtmpUrl = (raw: string) => {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'rtmp:' || u.protocol === 'rtmps:') && !!u.hostname;
+  } catch {
+    return false;
+  }
+};
+
+/** `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128). */
+export function parseCidr(raw: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
+  try {
+    return raw.includes('/') ? ipaddr.parseCIDR(raw) : (() => {
+      const ip = ipaddr.parse(raw);
+      return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
+    })();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `address` (as a socket reports it, IPv4-mapped IPv6 included) lies in `cidr`. */
+export function addressInCidr(address: string, cidr: string): boolean {
+  const range = parseCidr(cidr);
+  if (!range || !ipaddr.isValid(address)) return false;
+  const ip = ipaddr.process(address);
+  const [net, bits] = range;
+  const netIp = net.kind() === 'ipv6' && (net as ipaddr.IPv6).isIPv4MappedAddress() ? (net as ipaddr.IPv6).toIPv4Address() : net;
+  if (ip.kind() !== netIp.kind()) return false;
+  return ip.match(netIp as never, netIp.kind() === 'ipv4' && net.kind() === 'ipv6' ? bits - 96 : bits);
+}
+
+const HEX_COLOR = /^#?[0-9a-fA-F]{6}$/;
+
+function inputLoss(given: Partial<InputLossRow> | undefined, before: InputLossRow | undefined, p: Problems): InputLossRow {
+  const type = given?.type ?? before?.type ?? 'COLOR';
+  const loss: InputLossRow = { type };
+  const slate = given?.imageSlateUri ?? before?.imageSlateUri;
+  const color = given?.color ?? before?.color;
+  if (slate !== undefined && slate !== '') {
+    if (!isHttpUrl(slate)) p.add('input.inputLoss.imageSlateUri', 'must be an http(s) URL of a PNG or JPEG picture');
+    loss.imageSlateUri = slate;
+  }
+  if (color !== undefined && color !== '') {
+    if (!HEX_COLOR.test(color)) p.add('input.inputLoss.color', 'must be a hex colour such as #000000');
+    loss.color = color.startsWith('#') ? color.toUpperCase() : `#${color.toUpperCase()}`;
+  }
+  if (type === 'SLATE' && !loss.imageSlateUri) p.add('input.inputLoss.imageSlateUri', 'is required when type is SLATE');
+  return loss;
+}
+
+/**
+ * Sources as given, with each password the client sent back masked (or left out) replaced by the stored one of the
+ * source with the same URL: a configuration read, edited and sent back keeps its secrets.
+ */
+function mp4Sources(given: Static<typeof s.Mp4Source>[], before: Mp4SourceRow[], p: Problems): Mp4SourceRow[] {
+  return given.map((src, i) => {
+    if (!isHttpUrl(src.url)) p.add(`input.mp4Sources[${i}].url`, 'must be an http(s) URL');
+    const kept = before.find((b) => b.url === src.url)?.password;
+    const password = src.password === undefined || src.password === MASK ? kept : src.password;
+    return { url: src.url, ...(src.username ? { username: src.username } : {}), ...(password ? { password } : {}) };
+  });
+}
+
+type InputBody = Partial<Omit<Static<typeof s.ChannelCreate>['input'], 'inputLoss'>> & { inputLoss?: Partial<InputLossRow> };
+
+export function normalizeInput(given: InputBody | undefined, before: InputRow | undefined, p: Problems): InputRow {
+  const type = given?.type ?? before?.type ?? 'RTMP_PUSH';
+  if (!(INPUT_TYPES as readonly string[]).includes(type)) p.add('input.type', `must be one of ${INPUT_TYPES.join(', ')}`);
+  const sources = given?.mp4Sources !== undefined ? mp4Sources(given.mp4Sources, before?.mp4Sources ?? [], p) : (before?.mp4Sources ?? []);
+  if (type === 'MP4_FILE' && sources.length === 0) p.add('input.mp4Sources', 'at least one source is required when input.type is MP4_FILE');
+  const cidr = given?.whitelistCidr !== undefined ? given.whitelistCidr : before?.whitelistCidr;
+  if (cidr && !parseCidr(cidr)) p.add('input.whitelistCidr', 'must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32');
+  const protocol = given?.transportInputProtocol ?? before?.transportInputProtocol ?? 'RTMP';
+  if (!(INPUT_PROTOCOLS as readonly string[]).includes(protocol)) p.add('input.transportInputProtocol', `must be ${INPUT_PROTOCOLS.join(' or ')} (SRT is not available yet)`);
+  return {
+    type,
+    mp4Sources: sources,
+    ...(cidr ? { whitelistCidr: cidr } : {}),
+    inputLoss: inputLoss(given?.inputLoss, before?.inputLoss, p),
+    transportInputProtocol: protocol,
+  };
+}
+
+export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest>[] | undefined, p: Problems): ChannelEndpointRow[] {
+  const list = given?.length ? given : [{ type: 'Hls' as const }, { type: 'Dash' as const }];
+  const rows = list.map((e, i) => {
+    if (e.type.endsWith('Drm') || e.isDrmProtected) p.add(`endpoints[${i}]`, 'DRM protection is not available yet: ask for Hls or Dash with isDrmProtected false');
+    return { type: e.type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: e.isDrmProtected ?? false };
+  });
+  if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1) p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
+  if (new Set(rows.map((r) => r.type)).size < rows.length) p.add('endpoints', 'each endpoint type may be listed once');
+  return rows;
+}
+
+export function normalizeQualities(given: Static<typeof s.Quality>[] | undefined, p: Problems): QualityRow[] {
+  const list = given?.length ? given : DEFAULT_QUALITIES;
+  const rows: QualityRow[] = [];
+  list.forEach((q, i) => {
+    const resolution = q.resolution ?? '720p';
+    const height = qualityHeight(resolution);
+    if (height === undefined) return p.add(`qualities[${i}].resolution`, `must name a height from ${MIN_HEIGHT}p to ${MAX_HEIGHT}p, such as 360p, 720p, 1080p or 2160p`);
+    const frameRate = q.frameRate ?? 30;
+    if (rows.some((r) => r.height === height)) return p.add(`qualities[${i}].resolution`, `${height}p is listed twice`);
+    rows.push({ resolution, height, frameRate });
+  });
+  return rows;
+}
+
+/** Restreams are validated and stored now; they run with the next issue (docs/decisions/live.md). */
+export function normalizeRestreams(given: Static<typeof s.Restreams> | undefined, before: RestreamRow[], p: Problems): RestreamRow[] {
+  if (!given) return before;
+  const ids = new Set<string>();
+  return given.map((r, i) => {
+    if (ids.has(r.id)) p.add(`restreams[${i}].id`, `"${r.id}" is listed twice`);
+    ids.add(r.id);
+    const old = before.find((b) => b.id === r.id);
+    return {
+      id: r.id,
+      protocol: r.protocol,
+      destination: r.destination,
+      ...(r.label !== undefined ? { label: r.label } : {}),
+      ...(r.hasVerticalOrientation !== undefined ? { hasVerticalOrientation: r.hasVerticalOrientation } : {}),
+      rtmpDestinations: r.rtmpDestinations.map((d, j) => {
+        if (!isRtmpUrl(d.url)) p.add(`restreams[${i}].rtmpDestinations[${j}].url`, 'must be an rtmp:// or rtmps:// URL');
+        const streamKey = d.streamKey === MASK ? old?.rtmpDestinations.find((o) => o.url === d.url)?.streamKey : d.streamKey;
+        if (!streamKey) p.add(`restreams[${i}].rtmpDestinations[${j}].streamKey`, 'is masked but no stored key exists for this url');
+        return { url: d.url, streamKey: streamKey ?? '' };
+      }),
+    };
+  });
+}
+
+const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+export function checkCaptionLanguage(code: string | null | undefined, p: Problems): void {
+  if (code && !LANGUAGE_CODE.test(code)) p.add('aiLiveCaptioningLanguageCode', 'must be a language code such as en-GB');
+}
