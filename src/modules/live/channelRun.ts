@@ -25,6 +25,8 @@ export class ChannelRun {
   stopping = false;
   readonly workDir: string;
   private lastStats: LivePipelineStats | undefined;
+  /** The pipeline after it stopped: its last counters are still to be sampled. */
+  private stopped: LivePipeline | undefined;
 
   constructor(
     public row: ChannelRow,
@@ -96,12 +98,13 @@ export class ChannelRun {
     const pipeline = this.pipeline;
     this.pipeline = undefined;
     await pipeline?.stop();
+    this.stopped = pipeline;
     await rm(this.workDir, { recursive: true, force: true }).catch(() => {});
   }
 
   /** Counters since the last call: what the pipeline did in the pass that just ended. */
   sample(): { stats: LivePipelineStats; delta: { droppedFrames: number; segmentsWritten: number; inputConnectedSeconds: number } } | undefined {
-    const stats = this.pipeline?.stats();
+    const stats = (this.pipeline ?? this.stopped)?.stats();
     if (!stats) return undefined;
     const last = this.lastStats;
     this.lastStats = stats;

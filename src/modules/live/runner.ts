@@ -25,8 +25,8 @@ type Change =
   | { kind: 'on'; run: ChannelRun }
   | { kind: 'input'; run: ChannelRun; connected: boolean }
   | { kind: 'encoder'; run: ChannelRun; failed: boolean; message?: string }
-  | { kind: 'error'; row: ChannelRow; message: string }
-  | { kind: 'off'; row: ChannelRow };
+  | { kind: 'error'; row: ChannelRow; run: ChannelRun; message: string }
+  | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 export interface RunnerOptions {
   /** The media layer; the live role loads `src/media/live/`. Tests may pass a stand-in. */
@@ -115,7 +115,8 @@ export class ChannelRunner {
     for (const row of held) {
       const run = this.runs.get(row.id);
       if (row.status === 'Stopping') {
-        if (!run?.stopping) this.stop(row, run);
+        if (!run) this.stop(row, this.placeholder(row));
+        else if (!run.stopping) this.stop(row, run);
       } else if (row.status === 'Starting' || row.status === 'On') {
         if (run) this.refresh(run, row);
         else this.launch(row);
@@ -145,9 +146,11 @@ export class ChannelRunner {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.log.error({ channelId: row.id, err }, 'live channel could not start');
-        this.forget(run);
+        // Kept (refusing encoders) until `Error` is written, so that no pass launches it again meanwhile.
+        run.stopping = true;
+        this.byKey.delete(run.streamKey);
         await run.stop().catch(() => {});
-        this.changes.push({ kind: 'error', row, message: `Could not start: ${message}` });
+        this.changes.push({ kind: 'error', row, run, message: `Could not start: ${message}` });
         this.poke();
       }
     });
@@ -167,16 +170,15 @@ export class ChannelRunner {
     }
   }
 
-  private stop(row: ChannelRow, run: ChannelRun | undefined): void {
-    if (run) {
-      run.stopping = true;
-      this.byKey.delete(run.streamKey);
-      this.ingest?.kick(run.id);
-    }
+  private stop(row: ChannelRow, run: ChannelRun): void {
+    run.stopping = true;
+    this.byKey.delete(run.streamKey);
+    this.ingest?.kick(run.id);
     this.track(async () => {
-      await run?.stop();
-      if (run) this.forget(run);
-      this.changes.push({ kind: 'off', row });
+      await run.stop();
+      this.book.sample(run);
+      // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
+      this.changes.push({ kind: 'off', row, run });
       this.poke();
     });
   }
@@ -187,7 +189,18 @@ export class ChannelRunner {
     run.stopping = true;
     this.forget(run);
     this.ingest?.kick(run.id);
-    this.track(() => run.stop());
+    this.track(async () => {
+      await run.stop();
+      this.book.sample(run);
+    });
+  }
+
+  /** A channel this process holds but does not run (its previous incarnation did): stopped by writing `Off`. */
+  private placeholder(row: ChannelRow): ChannelRun {
+    const run = new ChannelRun(row, this.ctx, this.log);
+    run.stopping = true;
+    this.runs.set(row.id, run);
+    return run;
   }
 
   private forget(run: ChannelRun): void {
@@ -321,6 +334,7 @@ export class ChannelRunner {
       this.changes.unshift(...batch);
       throw err;
     }
+    for (const c of batch) if ((c.kind === 'off' || c.kind === 'error') && c.run) this.forget(c.run);
   }
 
   private async flushStats(): Promise<void> {
@@ -341,11 +355,11 @@ export class ChannelRunner {
     await this.passing;
     const runs = [...this.runs.values()];
     for (const run of runs) {
-      this.book.sample(run);
       run.stopping = true;
       this.forget(run);
     }
     await Promise.all(runs.map((run) => run.stop().catch((err) => this.log.warn({ err, channelId: run.id }, 'live pipeline did not stop cleanly'))));
+    for (const run of runs) this.book.sample(run);
     await Promise.all([...this.background]);
     await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
     await this.flushStats();
