@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { LiveMedia, LivePipeline, LivePipelineOptions, RtmpIngest, RtmpIngestOptions } from '../src/modules/live/media.ts';
+import type { LiveInput, LiveMedia, LivePipeline, LivePipelineOptions, RtmpIngest, RtmpIngestOptions } from '../src/modules/live/media.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/modules/notifications/tables.ts';
@@ -27,6 +27,9 @@ class FakeIngest implements RtmpIngest {
     this.opts.onPublish(verdict.channelId);
     return verdict.channelId;
   }
+  bytesReceived(channelId: string) {
+    return this.publishing.has(channelId) ? 1000 : undefined;
+  }
   disconnect(channelId: string) {
     if (this.publishing.delete(channelId)) this.opts.onUnpublish(channelId);
   }
@@ -38,7 +41,7 @@ class FakeIngest implements RtmpIngest {
 }
 
 class FakePipeline implements LivePipeline {
-  inputs: ({ url: string; loop?: boolean } | null)[] = [];
+  inputs: (LiveInput | null)[] = [];
   stopped = false;
   private segments = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -55,7 +58,7 @@ class FakePipeline implements LivePipeline {
     };
     this.timer = setTimeout(() => void next(), 20);
   }
-  setInput(input: { url: string; loop?: boolean } | null) {
+  setInput(input: LiveInput | null) {
     this.inputs.push(input);
   }
   stats() {
@@ -140,7 +143,8 @@ describeEachDb('Live channel runner', (kind) => {
     expect(ingest.connect('wrong-key', '10.1.2.3')).toMatch(/^refused/);
     expect(ingest.connect(key, '192.0.2.1')).toMatch(/^refused: .*whitelistCidr/);
     expect(ingest.connect(key, '::ffff:10.1.2.3')).toBe(id);
-    expect(pipeline.inputs.at(-1)).toEqual({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
+    expect(pipeline.inputs.at(-1)).toMatchObject({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
+    expect(pipeline.inputs.at(-1)!.bytesReceived!()).toBe(1000);
     await waitFor(() => eventTypes(id), (e) => e.includes('live.channel.input.connected'), 10_000, 50);
     ingest.disconnect(id);
     expect(pipeline.inputs.at(-1)).toBeNull();

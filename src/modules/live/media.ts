@@ -16,6 +16,8 @@ export interface RtmpIngestOptions {
 export interface RtmpIngest {
   readonly port: number;
   inputUrl(channelId: string): string | undefined;
+  /** Bytes received from the channel's current publisher, undefined if none. */
+  bytesReceived(channelId: string): number | undefined;
   kick(channelId: string): void;
   close(): Promise<void>;
 }
@@ -31,6 +33,8 @@ export interface LivePipelineOptions {
   segmentSeconds: number;
   windowSegments: number;
   inputLoss: InputLoss;
+  /** Published segments older than this are removed (the Recorder will need a retention window). Default 3600. */
+  retentionSeconds?: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
   log: Logger;
@@ -50,9 +54,15 @@ export interface LivePipelineStats {
   segmentsWritten: number;
   inputConnectedSeconds: number;
 }
+export interface LiveInput {
+  url: string;
+  loop?: boolean;
+  /** Bytes received from the input so far (the ingest counts them); gives `inputBitrateKbps`. */
+  bytesReceived?: () => number;
+}
 export interface LivePipeline {
   start(): Promise<void>;
-  setInput(input: { url: string; loop?: boolean } | null): void;
+  setInput(input: LiveInput | null): void;
   stats(): LivePipelineStats;
   stop(): Promise<void>;
 }

@@ -239,8 +239,9 @@ export class ChannelRunner {
   }
 
   private connectInput(run: ChannelRun): void {
-    const url = this.ingest?.inputUrl(run.id);
-    if (url) run.pipeline?.setInput({ url });
+    const ingest = this.ingest;
+    const url = ingest?.inputUrl(run.id);
+    if (ingest && url) run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0 });
   }
 
   private async ensureIngest(): Promise<RtmpIngest> {
