@@ -42,8 +42,8 @@ export async function serve(config: Config): Promise<void> {
 
   const platform = await opening;
   if (stopping) return;
-  if (config.role === 'worker') {
-    platform.app.log.info(`Mediaplane worker running (database: ${platform.database.kind})`);
+  if (config.role === 'worker' || config.role === 'live') {
+    platform.app.log.info(`Mediaplane ${config.role} running (database: ${platform.database.kind})`);
     return;
   }
   await platform.app.listen({ port: config.port, host: config.host });
