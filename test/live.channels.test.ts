@@ -3,7 +3,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordChannelStats } from '../src/modules/live/stats.ts';
 import { events } from '../src/modules/notifications/tables.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 /** A create body with every field the spec lists. */
 const fullBody = () => ({
@@ -364,15 +364,17 @@ describeEachDb('Live channels API', (kind) => {
     expect((await other.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl).toContain(otherKey);
   });
 
-  it('refuses writes to Viewer keys', async () => {
+  it('refuses writes to Viewer keys and shows them the stream key masked', async () => {
     const key = await t.json('POST', '/core/v1/api-key', { name: 'viewer', roleType: 'Viewer' });
     expect(key.status).toBe(200);
-    const viewerKey = key.body.key ?? key.body.apiKey;
-    const res = await fetch(`${p.baseUrl}/live/v1/channels`, {
-      method: 'POST',
-      headers: { 'x-api-key': viewerKey, 'x-tenant-id': t.id, 'content-type': 'application/json' },
-      body: JSON.stringify(minimal('nope')),
-    });
-    expect(res.status).toBe(403);
+    const viewer = tenantClient(p.baseUrl, t.id, t.name, key.body.key);
+    expect((await viewer.json('POST', '/live/v1/channels', minimal('nope'))).status).toBe(403);
+    const id = (await t.json('POST', '/live/v1/channels', minimal('Viewed'))).body.id;
+    expect((await viewer.json('POST', `/live/v1/channels/${id}/start`)).status).toBe(403);
+    const real = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string;
+    const seen = (await viewer.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string;
+    expect(seen).toBe(real.replace(/[^/]+$/, '********'));
+    expect((await viewer.json('GET', `/live/v1/channels/${id}`)).body.inputs[0].destinations[0].url).toBe(seen);
+    expect(JSON.stringify((await viewer.json('GET', '/live/v1/channels?limit=1000')).body)).not.toContain(real.split('/').pop());
   });
 });

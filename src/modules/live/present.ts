@@ -28,7 +28,13 @@ export function endpointsOf(config: Config, row: ChannelRow) {
   });
 }
 
-export function presentChannel(config: Config, row: ChannelRow, includeCloudData = true) {
+/**
+ * The ingest URL as the caller may see it: a key that can push to the channel is a write permission, so a read-only
+ * (Viewer) key sees it masked.
+ */
+const ingestUrlFor = (config: Config, row: ChannelRow, showKey: boolean) => ingestUrl(config, showKey ? row.streamKey : MASK);
+
+export function presentChannel(config: Config, row: ChannelRow, showKey: boolean, includeCloudData = true) {
   const endpoints = endpointsOf(config, row);
   return {
     id: row.id,
@@ -44,7 +50,7 @@ export function presentChannel(config: Config, row: ChannelRow, includeCloudData
             {
               id: 'primary',
               type: row.input.type,
-              destinations: row.input.type === 'RTMP_PUSH' ? [{ url: ingestUrl(config, row.streamKey) }] : [],
+              destinations: row.input.type === 'RTMP_PUSH' ? [{ url: ingestUrlFor(config, row, showKey) }] : [],
               details: { securityGroupIps: row.input.whitelistCidr ? [row.input.whitelistCidr] : [] },
             },
           ],
@@ -74,7 +80,7 @@ const slug = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 63) || 'channel';
 
-export function presentConfiguration(config: Config, row: ChannelRow) {
+export function presentConfiguration(config: Config, row: ChannelRow, showKey: boolean) {
   const video = row.transmissionType !== 'Audio';
   const highest = video && row.qualities.length ? qualityLabel({ height: Math.max(...row.qualities.map((q) => q.height)) }) : null;
   return {
@@ -102,7 +108,7 @@ export function presentConfiguration(config: Config, row: ChannelRow) {
       whiteListCidr: row.input.whitelistCidr ?? null,
       inputLoss: { type: row.input.inputLoss.type, imageSlateUri: row.input.inputLoss.imageSlateUri ?? null, color: row.input.inputLoss.color ?? null },
       transportInputProtocol: row.input.transportInputProtocol ?? 'RTMP',
-      transportPrimaryIngestUrl: row.input.type === 'RTMP_PUSH' ? ingestUrl(config, row.streamKey) : null,
+      transportPrimaryIngestUrl: row.input.type === 'RTMP_PUSH' ? ingestUrlFor(config, row, showKey) : null,
       // DoubleInput's second ingest comes with redundant inputs (issue 16).
       transportSecondaryIngestUrl: null,
       inputDevices: [],

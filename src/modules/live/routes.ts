@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
+import { ROLES } from '../../platform/roles.ts';
 import { IdResponse, withErrors } from '../../platform/schemas.ts';
 import * as s from './schemas.ts';
 import * as channels from './service.ts';
@@ -13,11 +14,15 @@ export const liveChannelRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext
   const tags = ['Live channels'];
   const read = { access: 'read' as const };
   const write = { access: 'write' as const };
+  const reader = (req: { principal: { tenantId: string; roleType: keyof typeof ROLES } }) => ({
+    tenantId: req.principal.tenantId,
+    canWrite: ROLES[req.principal.roleType].grants.includes('write'),
+  });
 
   app.get('/live/v1/channels', {
     config: read,
     schema: { tags, summary: 'List channels', querystring: s.ChannelListQuery, response: withErrors({ 200: s.ChannelList }) },
-  }, (req) => channels.listChannels(ctx, req.principal.tenantId, req.query));
+  }, (req) => channels.listChannels(ctx, reader(req), req.query));
 
   app.post('/live/v1/channels', {
     config: write,
@@ -42,7 +47,7 @@ export const liveChannelRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext
   app.get('/live/v1/channels/:id', {
     config: read,
     schema: { tags, summary: 'Get channel details', params: s.ChannelParams, response: withErrors({ 200: s.Channel }) },
-  }, (req) => channels.getChannel(ctx, req.principal.tenantId, req.params.id));
+  }, (req) => channels.getChannel(ctx, reader(req), req.params.id));
 
   app.patch('/live/v1/channels/:id', {
     config: write,
@@ -91,5 +96,5 @@ export const liveChannelRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext
   app.get('/live/v1/channels/:id/configuration', {
     config: read,
     schema: { tags, summary: 'Get channel configuration', params: s.ChannelParams, response: withErrors({ 200: s.Configuration }) },
-  }, (req) => channels.channelConfiguration(ctx, req.principal.tenantId, req.params.id));
+  }, (req) => channels.channelConfiguration(ctx, reader(req), req.params.id));
 };

@@ -79,8 +79,14 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   });
 }
 
-export async function getChannel(ctx: PlatformContext, tenantId: string, id: string) {
-  return presentChannel(ctx.config, await channelRow(ctx.db, tenantId, id));
+/** Who reads: a key that may change content sees stream keys; a read-only one sees them masked. */
+export interface Reader {
+  tenantId: string;
+  canWrite: boolean;
+}
+
+export async function getChannel(ctx: PlatformContext, reader: Reader, id: string) {
+  return presentChannel(ctx.config, await channelRow(ctx.db, reader.tenantId, id), reader.canWrite);
 }
 
 const SORTS = {
@@ -92,7 +98,7 @@ const SORTS = {
   Status: liveChannels.status,
 };
 
-export async function listChannels(ctx: PlatformContext, tenantId: string, q: ListQuery) {
+export async function listChannels(ctx: PlatformContext, { tenantId, canWrite }: Reader, q: ListQuery) {
   const ids = arrayParam(q.ids);
   if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
   const where = and(
@@ -107,7 +113,7 @@ export async function listChannels(ctx: PlatformContext, tenantId: string, q: Li
     ctx.db.select().from(liveChannels).where(where).orderBy(...orderBy(q, SORTS, 'CreateDate', liveChannels.id)).limit(limit).offset(offset),
     ctx.db.select({ total: count() }).from(liveChannels).where(where),
   ]);
-  return envelope(rows.map((r) => presentChannel(ctx.config, r, q.includeCloudData ?? true)), total, q as PageRequest);
+  return envelope(rows.map((r) => presentChannel(ctx.config, r, canWrite, q.includeCloudData ?? true)), total, q as PageRequest);
 }
 
 export async function updateChannel(ctx: PlatformContext, tenantId: string, id: string, patch: PatchBody) {
@@ -230,8 +236,8 @@ export async function channelsStatus(ctx: PlatformContext, tenantId: string, ids
     .limit(1000);
 }
 
-export async function channelConfiguration(ctx: PlatformContext, tenantId: string, id: string) {
-  return presentConfiguration(ctx.config, await channelRow(ctx.db, tenantId, id));
+export async function channelConfiguration(ctx: PlatformContext, reader: Reader, id: string) {
+  return presentConfiguration(ctx.config, await channelRow(ctx.db, reader.tenantId, id), reader.canWrite);
 }
 
 export async function channelsLimit(ctx: PlatformContext, tenantId: string) {
