@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { LiveInput, LiveMedia, LivePipeline, LivePipelineOptions, RtmpIngest, RtmpIngestOptions } from '../src/modules/live/media.ts';
@@ -205,6 +208,35 @@ describeEachDb('Live channel runner', (kind) => {
     }
     await t.call('POST', `/live/v1/channels/${id}/stop`);
     await waitStatus(id, 'Off');
+  });
+
+  it('fetches the input-loss slate through the address guard and gives the pipeline its picture', async () => {
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const slate = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate`;
+    const fake = fakeMedia();
+    runner('live-slate', fake.media);
+    try {
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: slate } } });
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      // A loopback address: refused unless private addresses are allowed.
+      await waitStatus(id, 'Error');
+      expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toMatch(/loopback/);
+      p.ctx.config.fetchAllowPrivate = true;
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      await waitStatus(id, 'On');
+      const loss = fake.pipelines.get(id)!.opts.inputLoss;
+      expect(loss.type).toBe('SLATE');
+      const imagePath = (loss as { imagePath: string }).imagePath;
+      expect(imagePath).toMatch(/\.png$/);
+      expect(readFileSync(imagePath)).toEqual(png);
+      await t.call('POST', `/live/v1/channels/${id}/stop`);
+      await waitStatus(id, 'Off');
+    } finally {
+      p.ctx.config.fetchAllowPrivate = false;
+      server.close();
+    }
   });
 
   it('a pipeline that cannot start turns the channel Error, and it can be started again', async () => {

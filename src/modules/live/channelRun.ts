@@ -1,5 +1,5 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { PlatformContext } from '../../context.ts';
 import { lookup } from 'node:dns/promises';
@@ -11,6 +11,7 @@ import type { ChannelRow } from './present.ts';
 import { channelPrefix } from './urls.ts';
 
 const SLATE_MAX_BYTES = 20 * 1024 * 1024;
+const SLATE_TYPES: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/jpg': '.jpg' };
 
 /** One channel this process runs: its pipeline, and what the runner has recorded of it so far. */
 export class ChannelRun {
@@ -55,13 +56,18 @@ export class ChannelRun {
   private async inputLoss(): Promise<InputLoss> {
     const loss = this.row.input.inputLoss;
     if (loss.type === 'SLATE' && loss.imageSlateUri) {
-      const imagePath = join(this.workDir, 'slate-image');
-      await downloadToFile(loss.imageSlateUri, imagePath, {
+      const fetched = join(this.workDir, 'slate.download');
+      const contentType = await downloadToFile(loss.imageSlateUri, fetched, {
         allowPrivate: this.ctx.config.fetchAllowPrivate,
         setting: 'MEDIAPLANE_FETCH_ALLOW_PRIVATE',
         maxBytes: SLATE_MAX_BYTES,
         timeoutMs: 30_000,
       });
+      // ffmpeg's image reader chooses its decoder by the file's extension.
+      const extension = SLATE_TYPES[contentType.split(';')[0].trim().toLowerCase()] ?? extname(new URL(loss.imageSlateUri).pathname).toLowerCase();
+      if (!Object.values(SLATE_TYPES).includes(extension)) throw new Error(`input.inputLoss.imageSlateUri: not a PNG or JPEG picture (${contentType || 'no content type'})`);
+      const imagePath = join(this.workDir, `slate${extension}`);
+      await rename(fetched, imagePath);
       return { type: 'SLATE', imagePath };
     }
     return { type: 'COLOR', color: loss.color ?? '#000000' };
