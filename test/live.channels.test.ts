@@ -2,7 +2,8 @@ import { get } from 'node:http';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordChannelStats } from '../src/modules/live/stats.ts';
-import { events } from '../src/modules/notifications/tables.ts';
+import { liveChannels } from '../src/modules/live/tables.ts';
+import { events } from '../src/db/events.ts';
 import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 /** A create body with every field the spec lists. */
@@ -173,7 +174,7 @@ describeEachDb('Live channels API', (kind) => {
     });
     const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
     expect(ch).toMatchObject({ name: 'Studio B', automationDisabled: true, distribution: { accessPolicyId: null } });
-    const row = (await p.ctx.db.query.liveChannels.findFirst({ where: (c, { eq }) => eq(c.id, id) }))!;
+    const [row] = await p.ctx.db.select().from(liveChannels).where(eq(liveChannels.id, id));
     expect(row.input.mp4Sources[0].password).toBe('secret-pass');
     expect(row.restreams[0].rtmpDestinations[0].streamKey).toBe('yt-key');
     expect(row.input.inputLoss).toEqual({ type: 'COLOR', color: '#000000' });

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { LiveInput, LiveMedia, LivePipeline, LivePipelineOptions, RtmpIngest, RtmpIngestOptions } from '../src/modules/live/media.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
-import { events } from '../src/modules/notifications/tables.ts';
+import { events } from '../src/db/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { waitFor } from './helpers/upload.ts';
 

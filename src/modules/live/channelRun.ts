@@ -1,6 +1,6 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';

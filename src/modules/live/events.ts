@@ -13,3 +13,9 @@ export const LIVE_EVENT_TYPES = [
 ] as const;
 
 export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];
+
+declare module '../../platform/events.ts' {
+  interface EventTypes {
+    live: LiveEventType;
+  }
+}

@@ -1,14 +1,15 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { claimable, expired, heldBy, release, renew, take, type LeaseRef } from '../../db/lease.ts';
 import type { ChannelRow } from './present.ts';
 import { liveChannels } from './tables.ts';
 
 /**
- * Channel ownership: a live process holds a channel while `lease_until`, on the database's clock, is in the future.
- * The owner renews it every pass; a process that dies stops renewing and another (or its own restart) takes the
- * channel over once the lease has run out. No process clock is compared with another's.
+ * Channel ownership, on the platform's lease (`src/db/lease.ts`): a live process holds a channel while `lease_until`,
+ * on the database's clock, is in the future. The owner renews it every pass; a process that dies stops renewing and
+ * another (or its own restart) takes the channel over once the lease has run out.
  */
-const until = (ms: number) => sql`now() + ${ms} * interval '1 millisecond'`;
+const ref: LeaseRef = { owner: liveChannels.leaseOwner, until: liveChannels.leaseUntil };
 
 /**
  * Extends this process's leases; answers the channels it still holds, whatever their status. `owner` is stable across
@@ -16,11 +17,7 @@ const until = (ms: number) => sql`now() + ${ms} * interval '1 millisecond'`;
  * instead of waiting for the lease to run out.
  */
 export async function renewLeases(db: Db, owner: string, leaseMs: number): Promise<ChannelRow[]> {
-  return db
-    .update(liveChannels)
-    .set({ leaseUntil: until(leaseMs) })
-    .where(and(eq(liveChannels.leaseOwner, owner), sql`${liveChannels.leaseUntil} >= now()`))
-    .returning();
+  return db.update(liveChannels).set(renew(leaseMs)).where(heldBy(ref, owner)).returning();
 }
 
 /**
@@ -31,13 +28,12 @@ export async function claimChannels(db: Db, owner: string, leaseMs: number, room
   if (room <= 0) return [];
   return db
     .update(liveChannels)
-    .set({ leaseOwner: owner, leaseUntil: until(leaseMs) })
+    .set(take(owner, leaseMs))
     .where(
       inArray(
         liveChannels.id,
         sql`(select id from ${liveChannels}
-              where status in ('Starting', 'On')
-                and (lease_until is null or lease_until < now())
+              where status in ('Starting', 'On') and ${claimable(ref, owner)}
               order by lease_until nulls first
               limit ${room}
               for update skip locked)`,
@@ -46,13 +42,16 @@ export async function claimChannels(db: Db, owner: string, leaseMs: number, room
     .returning();
 }
 
-/** Gives back every lease of a process that stops cleanly, so that another process takes its channels at once. */
+/** Gives back leases of a process (all of them when it stops cleanly), so that another process takes them at once. */
 export async function releaseLeases(db: Db, owner: string, ids?: string[]): Promise<void> {
   await db
     .update(liveChannels)
-    .set({ leaseOwner: null, leaseUntil: null })
-    .where(and(eq(liveChannels.leaseOwner, owner), ids ? inArray(liveChannels.id, ids) : undefined));
+    .set(release())
+    .where(and(heldBy(ref, owner), ids ? inArray(liveChannels.id, ids) : undefined));
 }
+
+/** The channel is held by a live process whose lease has not run out (the API asks before stopping it itself). */
+export const isHeld = sql<boolean>`(${liveChannels.leaseUntil} is not null and ${liveChannels.leaseUntil} >= now())`;
 
 /**
  * Channels left `Stopping` by an owner that died (or stopped) before turning them `Off`: nothing runs them, so any live
@@ -61,7 +60,7 @@ export async function releaseLeases(db: Db, owner: string, ids?: string[]): Prom
 export async function finishOrphanStops(db: Pick<Db, 'update'>): Promise<Pick<ChannelRow, 'id' | 'tenantId'>[]> {
   return db
     .update(liveChannels)
-    .set({ status: 'Off', internalStatus: null, leaseOwner: null, leaseUntil: null })
-    .where(and(eq(liveChannels.status, 'Stopping'), sql`(${liveChannels.leaseUntil} is null or ${liveChannels.leaseUntil} < now())`))
+    .set({ status: 'Off', internalStatus: null, ...release() })
+    .where(and(eq(liveChannels.status, 'Stopping'), sql`(${liveChannels.leaseUntil} is null or ${expired(ref)})`))
     .returning({ id: liveChannels.id, tenantId: liveChannels.tenantId });
 }

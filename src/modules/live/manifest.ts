@@ -1,20 +1,19 @@
-import type { FastifyInstance } from 'fastify';
-import type { PlatformContext, WorkerStarter } from '../../context.ts';
+import type { PlatformModule } from '../../platform/module.ts';
 import { registerLiveDelivery } from './delivery.ts';
 import { LIVE_EVENT_TYPES } from './events.ts';
 import { liveChannelRoutes } from './routes.ts';
 import { startChannelRunner } from './runner.ts';
 
 /**
- * The live module: `/live/v1/channels` and `/media/live`, and the channel runner of the `live` role (DESIGN.md,
- * "Live"; docs/decisions/live.md). Shaped as `PlatformModule` (src/platform/module.ts).
+ * Live channels: `/live/v1/channels`, their outputs under `/media/live`, and the channel runner of the `live` role
+ * (DESIGN.md, "Live"; docs/decisions/live.md).
  */
-export const liveModule = {
+export const liveModule: PlatformModule = {
   name: 'live',
-  routes: async (app: FastifyInstance, ctx: PlatformContext) => {
+  routes: async (app, ctx) => {
     await app.register(liveChannelRoutes, { ctx });
     registerLiveDelivery(app, ctx);
   },
-  workers: [{ roles: ['live'] as const, start: ((ctx) => startChannelRunner(ctx)) satisfies WorkerStarter }],
+  workers: [{ roles: ['live'], start: (ctx) => startChannelRunner(ctx) }],
   eventTypes: LIVE_EVENT_TYPES,
 };

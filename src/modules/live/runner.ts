@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { and, eq } from 'drizzle-orm';
-import { pino, type Logger } from 'pino';
+import { release } from '../../db/lease.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { ChannelRun } from './channelRun.ts';
 import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
@@ -65,7 +66,7 @@ export class ChannelRunner {
   ) {
     const { rtmpPort } = ctx.config.live;
     this.owner = opts.owner ?? (rtmpPort ? `live@${hostname()}:${rtmpPort}` : `live@${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`);
-    this.log = (opts.log ?? pino({ level: ctx.config.logLevel })).child({ module: 'live', owner: this.owner });
+    this.log = (opts.log ?? ctx.log).child({ module: 'live', owner: this.owner });
   }
 
   start(): void {
@@ -314,14 +315,14 @@ export class ChannelRunner {
           } else if (c.kind === 'error') {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Error', internalStatus: c.message.slice(0, 500), leaseOwner: null, leaseUntil: null })
+              .set({ status: 'Error', internalStatus: c.message.slice(0, 500), ...release() })
               .where(mine(c.row.id))
               .returning({ id: liveChannels.id });
             if (row) await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', { id: c.row.id, status: 'Error', previousStatus: c.row.status, message: c.message });
           } else {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Off', internalStatus: null, leaseOwner: null, leaseUntil: null })
+              .set({ status: 'Off', internalStatus: null, ...release() })
               .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
               .returning({ id: liveChannels.id });
             if (row) await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', { id: c.row.id, status: 'Off', previousStatus: 'Stopping' });
@@ -377,7 +378,7 @@ export async function startChannelRunner(ctx: PlatformContext, opts: RunnerOptio
     media ??= await loadLiveMedia();
   } catch (err) {
     // Only while src/media/live is being written beside this module (media.ts): the API still serves channels.
-    pino({ level: ctx.config.logLevel }).error({ err }, 'live channels will not run here: the media layer (src/media/live) could not be loaded');
+    ctx.log.error({ err }, 'live channels will not run here: the media layer (src/media/live) could not be loaded');
     return async () => {};
   }
   const runner = new ChannelRunner(ctx, media, opts);

@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Static } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
+import { release } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { arrayParam, dateRange, textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { recordEvent } from '../notifications/events.ts';
+import { recordEvent } from '../../platform/events.ts';
 import type { LiveEventType } from './events.ts';
+import { isHeld } from './lease.ts';
 import { presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
 import type * as s from './schemas.ts';
 import { liveChannels, type ChannelStatus } from './tables.ts';
@@ -187,11 +189,8 @@ export async function stopChannel(ctx: PlatformContext, tenantId: string, id: st
     if (row.status === 'Off' || row.status === 'Stopping') return;
     if (row.status === 'Error') return void (await setStatus(tx, row, 'Off', 'live.channel.off', { internalStatus: null }));
     await setStatus(tx, row, 'Stopping', 'live.channel.stopping');
-    const [{ held }] = await tx
-      .select({ held: sql<boolean>`${liveChannels.leaseUntil} is not null and ${liveChannels.leaseUntil} >= now()` })
-      .from(liveChannels)
-      .where(eq(liveChannels.id, id));
-    if (!held) await setStatus(tx, { ...row, status: 'Stopping' }, 'Off', 'live.channel.off', { internalStatus: null, leaseOwner: null, leaseUntil: null });
+    const [{ held }] = await tx.select({ held: isHeld }).from(liveChannels).where(eq(liveChannels.id, id));
+    if (!held) await setStatus(tx, { ...row, status: 'Stopping' }, 'Off', 'live.channel.off', { internalStatus: null, ...release() });
   });
 }
 
@@ -201,7 +200,7 @@ export async function setStatus(
   row: Pick<ChannelRow, 'id' | 'tenantId' | 'status'>,
   status: ChannelStatus,
   event: LiveEventType,
-  extra: Partial<Pick<ChannelRow, 'internalStatus' | 'leaseOwner' | 'leaseUntil'>> = {},
+  extra: Partial<Pick<ChannelRow, 'internalStatus' | 'leaseOwner'>> & { leaseUntil?: Date | SQL<Date> | null } = {},
   data: Record<string, unknown> = {},
 ): Promise<void> {
   await tx.update(liveChannels).set({ status, ...extra }).where(eq(liveChannels.id, row.id));

@@ -1,5 +1,6 @@
 import { boolean, doublePrecision, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt } from '../../db/columns.ts';
+import { leaseColumns } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
 
 /** A source pulled as the channel's input (`input.mp4Sources[]`); the password is a secret, masked on every read. */
@@ -79,8 +80,7 @@ export const liveChannels = pgTable(
      */
     streamKey: text('stream_key').notNull(),
     /** The live process that runs the channel and until when its claim holds, on the database's clock. */
-    leaseOwner: text('lease_owner'),
-    leaseUntil: dateTime('lease_until'),
+    ...leaseColumns(),
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),
   },
