@@ -74,6 +74,8 @@ describeEachDb('Live channels API', (kind) => {
     expect(Object.keys(created.body)).toEqual(['id']);
     const id = created.body.id;
 
+    // Ids are one spelling: an upper-case id names the same channel.
+    expect((await t.json('GET', `/live/v1/channels/${id.toUpperCase()}`)).body.id).toBe(id);
     const { status, body: ch } = await t.json('GET', `/live/v1/channels/${id}`);
     expect(status).toBe(200);
     expect(ch).toMatchObject({ id, name: 'Studio A', status: 'Off', metadata: { title: 'Studio A' }, automationDisabled: false, cdn: { enabled: false } });
@@ -144,6 +146,9 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
       [{ ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] }, 'restreams[0].rtmpDestinations[0].url'],
       [{ ...minimal('x'), aiLiveCaptioningLanguageCode: 'english please' }, 'aiLiveCaptioningLanguageCode'],
+      [{ ...minimal('x'), qualities: [{ resolution: { intValue: 1e9 } }] }, 'qualities.0.resolution'],
+      [{ ...minimal('x'), name: 'x'.repeat(1025) }, 'name'],
+      [{ ...minimal('x'), name: 'nul\u0000name' }, 'name'],
     ];
     for (const [body, field] of cases) {
       const res = await t.json('POST', '/live/v1/channels', body);

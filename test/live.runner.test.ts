@@ -146,6 +146,12 @@ describeEachDb('Live channel runner', (kind) => {
     expect(ingest.connect('wrong-key', '10.1.2.3')).toMatch(/^refused/);
     expect(ingest.connect(key, '192.0.2.1')).toMatch(/^refused: .*whitelistCidr/);
     expect(ingest.connect(key, '::ffff:10.1.2.3')).toBe(id);
+    // An encoder crash (the media layer restarts it) shows in internalStatus and as an error event; status stays On.
+    pipeline.opts.onEvent({ type: 'encoder.failed', message: 'ffmpeg exited with signal SIGSEGV' });
+    await waitFor(() => t.json('GET', `/live/v1/channels/${id}`), (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus), 10_000, 50);
+    expect(await status(id)).toBe('On');
+    pipeline.opts.onEvent({ type: 'encoder.recovered' });
+    await waitFor(() => t.json('GET', `/live/v1/channels/${id}`), (r) => r.body.internalStatus === 'InputConnected', 10_000, 50);
     expect(pipeline.inputs.at(-1)).toMatchObject({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
     expect(pipeline.inputs.at(-1)!.bytesReceived!()).toBe(1000);
     await waitFor(() => eventTypes(id), (e) => e.includes('live.channel.input.connected'), 10_000, 50);
@@ -171,6 +177,7 @@ describeEachDb('Live channel runner', (kind) => {
       'live.channel.created',
       'live.channel.starting',
       'live.channel.on',
+      'live.channel.error',
       'live.channel.stopping',
       'live.channel.off',
     ]);
