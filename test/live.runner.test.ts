@@ -261,6 +261,36 @@ describeEachDb('Live channel runner', (kind) => {
     await waitStatus(id, 'Off');
   });
 
+  it('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
+    let answered = false;
+    const server = createServer((_req, res) =>
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
+        answered = true;
+      }, 1500),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    p.ctx.config.fetchAllowPrivate = true;
+    const fake = fakeMedia();
+    runner('live-slow', fake.media);
+    try {
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate.png` } } });
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      await waitFor(() => lease(id), (o) => o === 'live-slow', 10_000, 20);
+      await t.call('POST', `/live/v1/channels/${id}/stop`);
+      await waitStatus(id, 'Off');
+      await waitFor(async () => answered, (v) => v, 10_000, 20);
+      await new Promise((r) => setTimeout(r, 200));
+      // The start went no further than the fetch, or its pipeline was stopped: no encoder is left running.
+      const pipeline = fake.pipelines.get(id);
+      expect(pipeline === undefined || pipeline.stopped).toBe(true);
+      expect(await eventTypes(id)).not.toContain('live.channel.on');
+    } finally {
+      p.ctx.config.fetchAllowPrivate = false;
+      server.close();
+    }
+  });
+
   it('another live process takes over a channel whose owner gave it back or died, and it stays On', async () => {
     const a = fakeMedia();
     const ra = runner('live-one', a.media);

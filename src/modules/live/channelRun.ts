@@ -28,6 +28,9 @@ export class ChannelRun {
   private lastStats: LivePipelineStats | undefined;
   /** The pipeline after it stopped: its last counters are still to be sampled. */
   private stopped: LivePipeline | undefined;
+  private starting: Promise<void> | undefined;
+  /** Stopped, or stopping: a start still in progress makes nothing more. */
+  private halted = false;
 
   constructor(
     public row: ChannelRow,
@@ -73,13 +76,25 @@ export class ChannelRun {
     return { type: 'COLOR', color: loss.color ?? '#000000' };
   }
 
-  async start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+  /** Starts the pipeline; a stop that comes meanwhile waits for it and then stops what it made. */
+  start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+    this.starting = this.startPipeline(media, onEvent);
+    return this.starting;
+  }
+
+  private async startPipeline(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+    if (this.halted) return;
     await rm(this.workDir, { recursive: true, force: true });
     await mkdir(this.workDir, { recursive: true });
     const { config, store } = this.ctx;
     const prefix = channelPrefix(this.tenantId, this.id);
     const audioOnly = this.row.transmissionType === 'Audio';
     const vertical = this.row.endpoints.some((e) => e.hasVerticalOrientation);
+    const inputLoss = await this.inputLoss();
+    // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
+    const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
+    if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
+    if (this.halted) return;
     this.pipeline = media.createLivePipeline({
       channelId: this.id,
       workDir: join(this.workDir, 'pipeline'),
@@ -87,20 +102,19 @@ export class ChannelRun {
       audioOnly,
       segmentSeconds: config.live.segmentSeconds,
       windowSegments: config.live.windowSegments,
-      inputLoss: await this.inputLoss(),
+      inputLoss,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
       log: this.log,
       onEvent,
     });
     await this.pipeline.start();
-    // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
-    const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
-    if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
     if (source) this.pipeline.setInput({ url: withCredentials(source.url, source.username, source.password), loop: true });
   }
 
   async stop(): Promise<void> {
+    this.halted = true;
+    await this.starting?.catch(() => {});
     const pipeline = this.pipeline;
     this.pipeline = undefined;
     await pipeline?.stop();

@@ -112,7 +112,7 @@ export class ChannelRunner {
       // Deleted, or the lease was lost (this process stalled past it): another process may run it now; stop here.
       if (!heldIds.has(run.id) && !run.stopping) this.drop(run, 'lease lost');
     }
-    const release: string[] = [];
+    const giveBack: string[] = [];
     for (const row of held) {
       const run = this.runs.get(row.id);
       if (row.status === 'Stopping') {
@@ -122,10 +122,10 @@ export class ChannelRunner {
         if (run) this.refresh(run, row);
         else this.launch(row);
       } else if (!run) {
-        release.push(row.id);
+        giveBack.push(row.id);
       }
     }
-    if (release.length) await releaseLeases(db, this.owner, release);
+    if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
     const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size);
     for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
     await this.writeChanges();
