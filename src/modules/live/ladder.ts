@@ -32,7 +32,7 @@ function bitrateKbps(width: number, height: number, frameRate: number): number {
 
 /**
  * The renditions the media layer encodes, tallest first. A quality is its frame's short side: 16:9 landscape, or 9:16
- * when the channel's endpoints are vertical. The media layer never upscales (LIVE.md); the names stay stable.
+ * when the channel's endpoints are vertical. The media layer never upscales (docs/decisions/live.md); the names stay stable.
  */
 export function renditionsOf(qualities: QualityRow[], vertical: boolean): LiveRendition[] {
   const seen = new Set<number>();

@@ -6,7 +6,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { ChannelRun } from './channelRun.ts';
 import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
-import { loadLiveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
+import { liveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
 import { MinuteStatsBook } from './minuteStats.ts';
 import type { ChannelRow } from './present.ts';
 import { recordLiveEvent } from './service.ts';
@@ -30,7 +30,7 @@ type Change =
   | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 export interface RunnerOptions {
-  /** The media layer; the live role loads `src/media/live/`. Tests may pass a stand-in. */
+  /** The media layer, `src/media/live/` by default; tests may pass a stand-in. */
   media?: LiveMedia;
   /** This process's name in lease rows; by default stable across restarts of the same live process. */
   owner?: string;
@@ -371,17 +371,9 @@ export class ChannelRunner {
   }
 }
 
-/** The `live` role's worker: loads the media layer and runs channels until the platform closes. */
+/** The `live` role's worker: runs channels until the platform closes. */
 export async function startChannelRunner(ctx: PlatformContext, opts: RunnerOptions = {}): Promise<() => Promise<void>> {
-  let media = opts.media;
-  try {
-    media ??= await loadLiveMedia();
-  } catch (err) {
-    // Only while src/media/live is being written beside this module (media.ts): the API still serves channels.
-    ctx.log.error({ err }, 'live channels will not run here: the media layer (src/media/live) could not be loaded');
-    return async () => {};
-  }
-  const runner = new ChannelRunner(ctx, media, opts);
+  const runner = new ChannelRunner(ctx, opts.media ?? liveMedia, opts);
   runner.start();
   return () => runner.close();
 }
