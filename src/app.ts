@@ -1,11 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import addFormats from 'ajv-formats';
 import type { PlatformContext } from './context.ts';
 import { authPlugin } from './platform/auth.ts';
 import { clientErrorHandler, registerHostRequirement } from './platform/clientErrors.ts';
 import { frameworkErrors, registerErrorHandling } from './platform/errors.ts';
-import { platformFormats } from './platform/formats.ts';
 import { registerBackup } from './platform/backupRoute.ts';
 import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
@@ -14,6 +12,7 @@ import { registerOpenApi } from './platform/openapi.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
 import { registerRateLimit } from './platform/rateLimit.ts';
 import { registerRequestIds, requestIdOf } from './platform/requestContext.ts';
+import { ajvOptions, buildValidator } from './platform/validation.ts';
 import { ErrorBody } from './platform/schemas.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
 import { findPrincipalByApiKey } from './modules/core/service.ts';
@@ -47,12 +46,9 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     http: { requireHostHeader: false },
     // Fastify's default (100) would answer 414 for ids the spec allows (event ids up to 128 characters); schemas limit them.
     routerOptions: { maxParamLength: 512 },
-    ajv: {
-      // Query arrays: one value or many; booleans and numbers from strings. Unknown properties are ignored, not rejected.
-      customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true },
-      // platformFormats narrows ajv-formats' uuid and date-time to what PostgreSQL stores; it must come after.
-      plugins: [addFormats as any, platformFormats],
-    },
+    // Query and path strings are coerced to the schema's types; JSON bodies are not (platform/validation.ts).
+    ajv: ajvOptions,
+    schemaController: { compilersFactory: { buildValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addSchema(ErrorBody);

@@ -48,7 +48,7 @@ describeEachDb('Admin API', (kind) => {
     }
     const missing = await admin('POST', '/admin/v1/tenants', {});
     expect(missing.status).toBe(400);
-    expect(missing.body.errors).toEqual([{ field: 'name', message: "must have required property 'name'" }]);
+    expect(missing.body.errors).toEqual([{ field: 'name', message: 'is required' }]);
   });
 
   it('a duplicate name is 409 tenant_name_taken', async () => {

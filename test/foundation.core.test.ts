@@ -139,12 +139,12 @@ describeEachDb('Core', (kind) => {
     const cases: [unknown, string, string][] = [
       [{ name: 'x', roleType: 'Owner' }, 'roleType', 'must be one of Admin, Editor, Viewer'],
       [{ name: 'x', roleType: 'admin' }, 'roleType', 'must be one of Admin, Editor, Viewer'],
-      [{ roleType: 'Admin' }, 'name', "must have required property 'name'"],
-      [{ name: 'x' }, 'roleType', "must have required property 'roleType'"],
-      [{ name: '', roleType: 'Admin' }, 'name', 'must NOT have fewer than 1 characters'],
-      [{ name: 'x'.repeat(257), roleType: 'Admin' }, 'name', 'must NOT have more than 256 characters'],
-      [{ name: { a: 1 }, roleType: 'Admin' }, 'name', 'must be string'],
-      [[], 'body', 'must be object'],
+      [{ roleType: 'Admin' }, 'name', 'is required'],
+      [{ name: 'x' }, 'roleType', 'is required'],
+      [{ name: '', roleType: 'Admin' }, 'name', 'must not be empty'],
+      [{ name: 'x'.repeat(257), roleType: 'Admin' }, 'name', 'must be at most 256 characters long'],
+      [{ name: { a: 1 }, roleType: 'Admin' }, 'name', 'must be a string'],
+      [[], 'body', 'must be an object'],
     ];
     for (const [body, field, message] of cases) {
       for (const [method, path] of [
@@ -168,7 +168,7 @@ describeEachDb('Core', (kind) => {
       expect(res.body.status).toEqual({ code: 'api_key_not_found', status: 404, message: `API key ${unknown} was not found` });
       const bad = await t.json(method, '/core/v1/api-key/not-a-uuid', body);
       expect(bad.status).toBe(400);
-      expect(bad.body.errors).toEqual([{ field: 'id', message: 'must match format "uuid"' }]);
+      expect(bad.body.errors).toEqual([{ field: 'id', message: 'must be a uuid' }]);
     }
   });
 

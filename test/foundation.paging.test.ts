@@ -79,16 +79,16 @@ describeEachDb('Paging contract', (kind) => {
 
   it('out-of-range, malformed and unknown paging values are 400 naming the field', async () => {
     const cases: [string, string, string][] = [
-      ['limit=0', 'limit', 'must be >= 1'],
-      ['limit=1001', 'limit', 'must be <= 1000'],
-      ['limit=-5', 'limit', 'must be >= 1'],
-      ['limit=abc', 'limit', 'must be integer'],
-      ['limit=1.5', 'limit', 'must be integer'],
-      ['page=0', 'page', 'must be >= 1'],
-      ['page=1000001', 'page', 'must be <= 1000000'],
-      ['page=x', 'page', 'must be integer'],
-      ['desc=maybe', 'desc', 'must be boolean'],
-      [`query=${'q'.repeat(1025)}`, 'query', 'must NOT have more than 1024 characters'],
+      ['limit=0', 'limit', 'must be at least 1'],
+      ['limit=1001', 'limit', 'must be at most 1000'],
+      ['limit=-5', 'limit', 'must be at least 1'],
+      ['limit=abc', 'limit', 'must be an integer'],
+      ['limit=1.5', 'limit', 'must be an integer'],
+      ['page=0', 'page', 'must be at least 1'],
+      ['page=1000001', 'page', 'must be at most 1000000'],
+      ['page=x', 'page', 'must be an integer'],
+      ['desc=maybe', 'desc', 'must be a boolean (true or false)'],
+      [`query=${'q'.repeat(1025)}`, 'query', 'must be at most 1024 characters long'],
       ['sort=Color', 'sort', 'unknown sort property "Color"; allowed: CreatedAt, CreateDate, Name, RoleName'],
       ['sort=', 'sort', 'unknown sort property ""; allowed: CreatedAt, CreateDate, Name, RoleName'],
       ['query=a%00b', 'query', 'must not contain NUL (\\u0000) characters'],
@@ -161,7 +161,7 @@ describeEachDb('Error shape', (kind) => {
     }
     const none = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: auth() });
     expect(none.status).toBe(400);
-    expect(expectErrorShape(await none.text(), 400, 'validation_failed').errors).toEqual([{ field: 'body', message: 'must be object' }]);
+    expect(expectErrorShape(await none.text(), 400, 'validation_failed').errors).toEqual([{ field: 'body', message: 'must be an object' }]);
   });
 
   it('a NUL character in a body is 400 naming the field, not a database error', async () => {

@@ -135,7 +135,7 @@ describeEachDbAndStore('VOD file list, update, delete and tenant isolation', (db
 
     const bad = await t.json('PATCH', `/vod/v1/files/${f.beta.fileId}`, { attributes: ['novalue'], name: 'x'.repeat(1025) });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['attributes.0', 'name']);
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['attributes[0]', 'name']);
   });
 
   it('answers another tenant exactly as for a missing file, everywhere', async () => {

@@ -1,7 +1,7 @@
 // String.prototype.isWellFormed (in Node 20) is newer than the library of our ES2022 target.
 /// <reference lib="es2024.string" />
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unsupportedMediaType, validationError, type FieldError } from './errors.ts';
+import { fieldPath, unsupportedMediaType, validationError, type FieldError } from './errors.ts';
 
 /**
  * Request bodies are JSON. Fastify also parses text/plain by default, which would turn a wrong Content-Type into a
@@ -19,6 +19,10 @@ export function registerBodyParsing(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = charsetOf(request.headers['content-type']);
+    if (charset !== undefined && !UTF8.includes(charset)) {
+      return done(unsupportedMediaType(`JSON bodies must be UTF-8 (RFC 8259); charset=${charset} is not supported`), undefined);
+    }
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     return parseJson(request, text, done);
@@ -26,6 +30,23 @@ export function registerBodyParsing(app: FastifyInstance): void {
   app.addContentTypeParser('*', emptyOrUnsupported);
   app.addHook('preValidation', async (request) => refuse(request, storableString));
   app.addHook('preHandler', async (request) => refuse(request, finiteNumber));
+}
+
+/** JSON is UTF-8 (RFC 8259); a client that says otherwise would have its text read wrongly, so it is refused. */
+const UTF8 = ['utf-8', 'utf8'];
+
+/** The `charset` parameter of a Content-Type, lower-cased; undefined when there is none. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const m = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  return m ? (m[1] ?? m[2]).toLowerCase() : undefined;
+}
+
+/**
+ * A route's `preValidation` hook for an operation whose body is optional as a whole (cancel upload): no body is read
+ * as `{}`, so that the schema validates the body when one is given and its defaults apply when none is.
+ */
+export async function absentBodyAsEmpty(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined) request.body = {};
 }
 
 /**
@@ -67,12 +88,13 @@ function refuse(request: FastifyRequest, check: Check): void {
 
 interface Visit {
   value: unknown;
-  key: string;
+  /** A property name, or an index in an array. */
+  key: string | number;
   parent: Visit | undefined;
 }
 
 /**
- * The first string, key or number (in document order) that `check` refuses, with its dotted path. The walk keeps
+ * The first string, key or number (in document order) that `check` refuses, with its path (`tags[1]`, `metadata.a`). The walk keeps
  * its own stack: a body nested thousands deep would overflow the call stack of a recursive one. Paths are built only
  * for the field found, from parent links, so that deep nesting costs linear time and memory.
  */
@@ -81,10 +103,10 @@ export function refusedField(root: unknown, check: Check): FieldError | undefine
   for (let visit = stack.pop(); visit; visit = stack.pop()) {
     const { value, parent } = visit;
     const inObject = parent !== undefined && !Array.isArray(parent.value);
-    const message = (inObject ? check(visit.key) : undefined) ?? (typeof value === 'string' || typeof value === 'number' ? check(value) : undefined);
+    const message = (inObject ? check(visit.key as string) : undefined) ?? (typeof value === 'string' || typeof value === 'number' ? check(value) : undefined);
     if (message) return { field: pathOf(visit), message };
     if (value === null || typeof value !== 'object') continue;
-    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+    const entries: (readonly [string | number, unknown])[] = Array.isArray(value) ? value.map((v, i) => [i, v] as const) : Object.entries(value);
     // Reversed, so that the first entry is the next one popped.
     for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i][1], key: entries[i][0], parent: visit });
   }
@@ -92,7 +114,7 @@ export function refusedField(root: unknown, check: Check): FieldError | undefine
 }
 
 function pathOf(visit: Visit): string {
-  const keys: string[] = [];
+  const keys: (string | number)[] = [];
   for (let v: Visit | undefined = visit; v?.parent; v = v.parent) keys.push(v.key);
-  return keys.reverse().join('.');
+  return fieldPath(keys.reverse());
 }

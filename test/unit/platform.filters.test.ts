@@ -130,7 +130,7 @@ describe('filter query schemas', () => {
     for (const bad of ['2024-01-01', '2024-13-01T00:00:00Z', 'yesterday', '2024-01-01T00:00:00']) {
       const res = await get(`lastModificationDateEnd=${bad}`);
       expect(res.status, bad).toBe(400);
-      expect(res.body.errors[0]).toEqual({ field: 'lastModificationDateEnd', message: 'must match format "date-time"' });
+      expect(res.body.errors[0]).toEqual({ field: 'lastModificationDateEnd', message: 'must be an ISO 8601 date-time such as 2024-05-01T12:00:00Z' });
     }
   });
 });
