@@ -89,7 +89,7 @@ describeEachDb('Transcoder presets', (kind) => {
     }
   });
 
-  it('filters by mediaType (video or audio, case-insensitive); an unknown type matches nothing', async () => {
+  it('filters by mediaType (video or audio, case-insensitive); an unknown type is 400 naming mediaType', async () => {
     const audio = await list('?mediaType=audio');
     expect(audio.totalCount).toBe(all.filter((x) => x.mediaType === 'audio').length);
     for (const x of audio.items) expect(x.mediaType).toBe('audio');
@@ -97,7 +97,9 @@ describeEachDb('Transcoder presets', (kind) => {
     expect(video.totalCount).toBe(all.filter((x) => x.mediaType === 'video').length);
     expect(audio.totalCount + video.totalCount).toBe(all.length);
     for (const x of video.items) expect(x.mediaType).toBe('video');
-    expect(await list('?mediaType=hologram')).toMatchObject({ items: [], totalCount: 0, pageCount: 0, hasMore: false });
+    const unknown = await t.json('GET', '/transcoder/v1/presets?mediaType=hologram');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors).toEqual([{ field: 'mediaType', message: 'must be one of video, audio (not "hologram")' }]);
   });
 
   it('every role can read presets; without credentials it is 401', async () => {

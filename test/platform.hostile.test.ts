@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uploadFile } from './helpers/files.ts';
+import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
@@ -59,6 +60,7 @@ function expectInvalid(res: { status: number; body: any }, field: string, what =
 const LISTS = ['/core/v1/api-key', '/transcoder/v1/presets', '/vod/v1/files', '/vod/v1/assets', '/notifications/v1/webhook', '/notifications/v1/webhook-events'];
 
 describeEachDb('Hostile input, platform-wide', (kind) => {
+  const media = tempDir();
   let p: TestPlatform;
   let t: TestTenant;
   let receiver: WebhookReceiver;
@@ -77,8 +79,8 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
   beforeAll(async () => {
     [p, receiver] = await Promise.all([startPlatform(kind, { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true' }), WebhookReceiver.start()]);
     t = await p.createTenant();
-    // Not media: the asset's transcode fails, but the asset exists, which is all outputs and patches need here.
-    fileId = (await uploadFile(t, 'noise.mp4', randomBytes(2000))).fileId;
+    // A source that is not media is refused when an asset is made from it: a tiny real clip.
+    fileId = (await uploadFile(t, 'tiny.mp4', readFileSync(await makeClip(media.dir, 'tiny', { width: 64, height: 36, seconds: 1, audio: [] })))).fileId;
     const asset = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' });
     expect(asset.status, JSON.stringify(asset.body)).toBe(200);
     assetId = asset.body.id;
@@ -89,6 +91,7 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
   afterAll(async () => {
     await receiver?.close();
     await p?.stop();
+    media.cleanup();
   });
 
   it('1. a leap second (23:59:60), which JavaScript cannot read, is 400 naming the field', async () => {
@@ -168,8 +171,8 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
     for (const depth of [8_000, 200_000]) {
       const deep = '['.repeat(depth) + ']'.repeat(depth);
       expectInvalid(await post('/core/v1/api-key', `{"name":${deep},"roleType":"Viewer"}`), 'name', `depth ${depth}`);
-      expectInvalid(await post('/vod/v1/assets', `{"transcodedSources":${deep},"preset":"remux-hls-mp4"}`), 'transcodedSources.0', `depth ${depth}`);
-      expectInvalid(await post('/notifications/v1/webhook', `{"name":"n","url":"${receiver.url}","eventTypes":${deep}}`), 'eventTypes.0', `depth ${depth}`);
+      expectInvalid(await post('/vod/v1/assets', `{"transcodedSources":${deep},"preset":"remux-hls-mp4"}`), 'transcodedSources[0]', `depth ${depth}`);
+      expectInvalid(await post('/notifications/v1/webhook', `{"name":"n","url":"${receiver.url}","eventTypes":${deep}}`), 'eventTypes[0]', `depth ${depth}`);
     }
     // An unknown property is ignored however deep it nests, unless it holds what no string may hold.
     const deep = '{"a":'.repeat(8_000) + '"x"' + '}'.repeat(8_000);
@@ -184,7 +187,7 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
       ['/core/v1/api-key', '{"name":"\\ud800","roleType":"Viewer"}', 'name'],
       ['/vod/v1/files/start', '{"name":"\\ud800.mp4","friendlyName":"f","fileSize":10}', 'name'],
       ['/vod/v1/files/start', '{"name":"a.mp4","friendlyName":"f","fileSize":10,"metadata":{"a":"\\udc00x"}}', 'metadata.a'],
-      ['/vod/v1/files/start', '{"name":"a.mp4","friendlyName":"f","fileSize":10,"tags":["ok","\\ud83d"]}', 'tags.1'],
+      ['/vod/v1/files/start', '{"name":"a.mp4","friendlyName":"f","fileSize":10,"tags":["ok","\\ud83d"]}', 'tags[1]'],
       ['/notifications/v1/webhook', `{"name":"a\\udfffb","url":"${receiver.url}","eventTypes":["webhook.test"]}`, 'name'],
     ];
     for (const [path, raw, field] of cases) {
@@ -250,7 +253,7 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
     // An operation that needs a body says so; a body that is not JSON is still 415.
     const noBody = await chunked('/core/v1/api-key', '', '0\r\n\r\n');
     expect(noBody.status).toBe(400);
-    expect(expectError(JSON.parse(noBody.body), 400, 'validation_failed').errors).toEqual([{ field: 'body', message: 'must be object' }]);
+    expect(expectError(JSON.parse(noBody.body), 400, 'validation_failed').errors).toEqual([{ field: 'body', message: 'must be an object' }]);
     const untyped = await chunked('/core/v1/api-key', '', '2\r\n{}\r\n0\r\n\r\n');
     expect(untyped.status).toBe(415);
     expectError(JSON.parse(untyped.body), 415, 'unsupported_media_type');

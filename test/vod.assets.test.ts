@@ -114,17 +114,16 @@ describeEachDb('VOD assets', (kind) => {
     expect((await ffprobe(dash.url)).streams.some((s) => s.codec_type === 'audio')).toBe(true);
   });
 
-  it('fails a corrupt source with a useful errorMessage', async () => {
+  it('refuses an asset from a corrupt source at once, with a useful message', async () => {
     const bad = join(dir, 'corrupt.mp4');
     writeFileSync(bad, Buffer.concat([Buffer.from('not really a video '), Buffer.alloc(50_000, 7)]));
     const badId = await uploadFile(t, bad);
     const create = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: badId }], preset: 'hls-h264-ladder' });
-    expect(create.status).toBe(200);
-    const asset = await waitAsset(t, create.body.id);
-    expect(asset.status).toBe('Error');
-    expect(asset.errorMessage).toMatch(/media|read|invalid/i);
-    expect(asset.errorMessage).not.toContain(p.config.dataDir);
-    expect(asset.endpoints).toEqual([]);
+    expect(create.status).toBe(400);
+    expect(create.body.status.code).toBe('file_not_media');
+    expect(create.body.status.message).toMatch(/media|read|invalid/i);
+    expect(create.body.status.message).not.toContain(p.config.dataDir);
+    expect(create.body.errors).toEqual([{ field: 'transcodedSources[0].fileId', message: 'is not a media file' }]);
   });
 
   it('adds and removes outputs, and sweeps an expired output with its files', async () => {

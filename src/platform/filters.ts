@@ -24,6 +24,13 @@ export function arrayParam(value: string[] | string | undefined): string[] {
   return list.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
 }
 
+/** A value from a closed list, matched case-insensitively and answered in the list's own spelling. */
+export function oneOf<T extends string>(field: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!found) throw validationError(field, `must be one of ${allowed.join(', ')} (not "${value}")`);
+  return found;
+}
+
 export function dateRange(column: AnyColumn, start?: string, end?: string): SQL | undefined {
   return and(start ? gte(column, new Date(start)) : undefined, end ? lte(column, new Date(end)) : undefined);
 }

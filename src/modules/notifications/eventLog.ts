@@ -17,9 +17,15 @@ export interface EventLogQuery extends PageRequest {
 
 const DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** JavaScript reads `2020-02-30` as 1 March: the day must exist in its month. */
+function realDay(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
+}
+
 function date(field: string, value: string | undefined): Date | undefined {
   if (value === undefined || value === '') return undefined;
-  const d = DATE.test(value) ? storableDate(value) : undefined;
+  const d = DATE.test(value) && realDay(value) ? storableDate(value) : undefined;
   if (!d) throw validationError(field, 'must be an ISO 8601 date or date-time');
   return d;
 }

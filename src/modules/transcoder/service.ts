@@ -1,3 +1,4 @@
+import { oneOf } from '../../platform/filters.ts';
 import { pageArray, type PageRequest } from '../../platform/paging.ts';
 import { PRESETS, type Preset } from './presets.ts';
 
@@ -13,9 +14,10 @@ export const presentPreset = (p: Preset) => ({
 });
 
 const PRESENTED = PRESETS.map(presentPreset);
+const MEDIA_TYPES: readonly Preset['mediaType'][] = ['video', 'audio'];
 
 export function listPresets(req: PageRequest & { mediaType?: string }) {
-  const mediaType = req.mediaType?.toLowerCase();
+  const mediaType = req.mediaType ? oneOf('mediaType', req.mediaType, MEDIA_TYPES) : undefined;
   return pageArray(mediaType ? PRESENTED.filter((p) => p.mediaType === mediaType) : PRESENTED, req);
 }
 

@@ -2,7 +2,7 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
 import { validationError } from '../../platform/errors.ts';
-import { arrayParam, dateRange, hasAllAttributes, hasAllTags, textSearch } from '../../platform/filters.ts';
+import { arrayParam, dateRange, oneOf, hasAllAttributes, hasAllTags, textSearch } from '../../platform/filters.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { FILE_STATUSES, presentSummary } from './files.service.ts';
@@ -32,13 +32,6 @@ const SORTS = {
   Status: vodFiles.status,
   Id: vodFiles.id,
 };
-
-/** A value from a closed list, matched case-insensitively and answered in the list's own spelling. */
-function oneOf(field: string, value: string, allowed: readonly string[]): string {
-  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
-  if (!found) throw validationError(field, `"${value}" is not one of ${allowed.join(', ')}`);
-  return found;
-}
 
 export async function listFiles(db: Queryable, tenantId: string, req: FileListRequest) {
   const fileTypes = Object.keys(FILE_TYPE_EXTENSIONS);

@@ -4,6 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
 import { LANGUAGES } from '../../media/languages.ts';
 import { MultiDeleteBody, MultiDeleteResult } from '../../platform/multiDelete.ts';
+import { absentBodyAsEmpty } from '../../platform/parsing.ts';
 import { withErrors } from '../../platform/schemas.ts';
 import { listFiles } from './files.list.ts';
 import * as s from './files.schemas.ts';
@@ -30,11 +31,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = a
 
   app.post('/vod/v1/files/:id/cancel', {
     config: { access: 'write' },
-    schema: { tags, summary: 'Cancel file upload', description: 'Stops an upload; the file goes to Error, or is deleted when delete is true.', params: s.FileIdParams, response: withErrors({ 204: { type: 'null' }, ...conflict }) },
+    // The body is optional: no body is `{ "delete": false }`.
+    preValidation: absentBodyAsEmpty,
+    schema: { tags, summary: 'Cancel file upload', description: 'Stops an upload; the file goes to Error, or is deleted when delete is true. The body is optional.', params: s.FileIdParams, body: s.CancelBody, response: withErrors({ 204: { type: 'null' }, ...conflict }) },
   }, async (req, reply) => {
-    // The body is optional (`delete` false when absent), so it is read here rather than required by a schema.
-    const body = (req.body ?? {}) as { delete?: unknown };
-    await files.cancelUpload(ctx, req.principal.tenantId, req.params.id, body.delete === true || body.delete === 'true');
+    await files.cancelUpload(ctx, req.principal.tenantId, req.params.id, req.body.delete === true);
     return reply.status(204).send();
   });
 

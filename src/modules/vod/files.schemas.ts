@@ -40,7 +40,9 @@ export const CompleteBody = Type.Object({
 });
 export const CompleteResult = Type.Object({ fileId: Type.String(), fileKey: Type.String() });
 
-export const CancelBody = Type.Object({ delete: Type.Optional(Type.Boolean()) });
+export const CancelBody = Type.Object({
+  delete: Type.Optional(Type.Boolean({ default: false, description: 'true deletes the file at once; false (or no body) marks it Error' })),
+});
 
 export const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String() }),

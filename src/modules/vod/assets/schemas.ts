@@ -133,7 +133,7 @@ export const VodAssetPatch = Type.Object({
 
 export const OutputCreate = Type.Object({
   preset: Type.String({ minLength: 1, maxLength: 128 }),
-  assetId: Type.Optional(Type.String()),
+  assetId: Type.Optional({ ...Uuid, description: 'the asset of the path; another asset is refused' }),
   overlays: Type.Optional(Type.Array(Overlay, { maxItems: 16 })),
   id: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' })),
   expirationDate: Type.Optional(DateTime),

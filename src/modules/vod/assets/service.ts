@@ -2,8 +2,8 @@ import { and, count, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import * as lease from '../../../db/lease.ts';
-import { ApiError, notFound, validationError } from '../../../platform/errors.ts';
-import { arrayParam, dateRange, hasAllAttributes, hasAllTags, textSearch } from '../../../platform/filters.ts';
+import { ApiError, fieldPath, notFound, validationError, type FieldError } from '../../../platform/errors.ts';
+import { arrayParam, dateRange, hasAllAttributes, hasAllTags, oneOf, textSearch } from '../../../platform/filters.ts';
 import { isUuid, newId } from '../../../platform/ids.ts';
 import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
@@ -13,7 +13,7 @@ import { overlayProblems } from '../../../media/overlays.ts';
 import { assetPrefix, outputPrefix } from '../storageKeys.ts';
 import { enqueueTranscode, QUEUED } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
-import { linkAssetToFiles, loadSourceFiles, unlinkAssetFromFiles } from './sourceFiles.ts';
+import { linkAssetToFiles, loadSourceFiles, mediaSource, unlinkAssetFromFiles } from './sourceFiles.ts';
 import { selectTracks } from './tracks.ts';
 import { vodAssets, vodOutputs, type OverlayRow, type VodSourceRow } from './tables.ts';
 import type * as s from './schemas.ts';
@@ -30,7 +30,14 @@ function requirePreset(id: string, field: string) {
   return preset;
 }
 
-function checkOverlays(overlays: OverlayRow[] | undefined, field: string): OverlayRow[] {
+/** The statuses of assets and outputs (the spec's AssetStatus, as VOD uses it). */
+export const ASSET_STATUSES = ['Pending', 'Processing', 'Available', 'Error'] as const;
+
+function checkOverlays(overlays: OverlayRow[] | undefined, field: string, preset: { id: string; noTranscoding: boolean }): OverlayRow[] {
+  // A preset that copies the streams (remux) draws nothing: overlays on it would be dropped without a word.
+  if (overlays?.length && preset.noTranscoding) {
+    throw validationError(field, `cannot be burned in by preset "${preset.id}", which does not transcode; choose a preset that does`);
+  }
   const problems = overlayProblems(overlays ?? [], field);
   if (problems.length) throw new ApiError(400, 'validation_failed', problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
   return overlays ?? [];
@@ -38,13 +45,18 @@ function checkOverlays(overlays: OverlayRow[] | undefined, field: string): Overl
 
 export async function createAsset(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
   const preset = requirePreset(body.preset, 'preset');
-  const overlays = checkOverlays(body.overlays, 'overlays');
+  const overlays = checkOverlays(body.overlays, 'overlays', preset);
   const fileIds = body.transcodedSources.map((src) => src.fileId);
   const files = await loadSourceFiles(ctx.db, tenantId, fileIds);
-  const sources: VodSourceRow[] = body.transcodedSources.map((src, i) => {
+  for (const [i, src] of body.transcodedSources.entries()) {
     const file = files.get(src.fileId);
     if (!file) throw notFound('file_not_found', 'File', src.fileId);
     if (file.status !== 'Completed') throw new ApiError(409, 'file_not_completed', `File ${src.fileId} is ${file.status}; complete its upload first`);
+    // A source that is not media is refused now, not accepted and failed later by its transcode.
+    files.set(src.fileId, await mediaSource(ctx, tenantId, file, `transcodedSources[${i}].fileId`));
+  }
+  const sources: VodSourceRow[] = body.transcodedSources.map((src, i) => {
+    const file = files.get(src.fileId)!;
     return { fileId: src.fileId, transcodingTracks: selectTracks(file, src.transcodingTracks ?? [], `transcodedSources[${i}].transcodingTracks`), fileTypesFlag: src.fileTypesFlag ?? file.fileTypes ?? undefined };
   });
   const main = files.get(fileIds[0])!;
@@ -125,7 +137,7 @@ const SORTS = {
 export async function listAssets(db: Queryable, tenantId: string, q: ListQuery) {
   const ids = arrayParam(q.ids);
   if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
-  const statuses = arrayParam(q.statuses);
+  const statuses = arrayParam(q.statuses).map((status) => oneOf('statuses', status, ASSET_STATUSES));
   const presets = arrayParam(q.presets);
   const where = and(
     eq(vodAssets.tenantId, tenantId),
@@ -184,8 +196,11 @@ export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string
 
 
 export async function addOutput(ctx: PlatformContext, tenantId: string, assetId: string, body: OutputBody): Promise<{ outputId: string }> {
+  if (body.assetId !== undefined && body.assetId.toLowerCase() !== assetId.toLowerCase()) {
+    throw validationError('assetId', `must be the asset of the path (${assetId}), or left out`);
+  }
   const preset = requirePreset(body.preset, 'preset');
-  const overlays = checkOverlays(body.overlays, 'overlays');
+  const overlays = checkOverlays(body.overlays, 'overlays', preset);
   if (body.expirationDate && new Date(body.expirationDate) <= new Date()) throw validationError('expirationDate', 'must be in the future');
   const outputId = body.id ?? newId();
   await ctx.db.transaction(async (tx) => {
@@ -222,7 +237,10 @@ export async function outputProgress(db: Queryable, tenantId: string, assetId: s
   return row;
 }
 
-/** Unknown assets or outputs are left out of the answer rather than failing the whole request. */
+/**
+ * Every asset and output asked for is answered, in the order asked; an id the tenant does not have makes the whole
+ * request a 404 that names each such id (docs/decisions/vod-assets.md), as the single-output operation does.
+ */
 export async function outputsProgress(db: Queryable, tenantId: string, wanted: { id: string; outputs: { id: string }[] }[]) {
   const assetIds = wanted.map((w) => w.id).filter(isUuid);
   const rows = assetIds.length
@@ -231,12 +249,27 @@ export async function outputsProgress(db: Queryable, tenantId: string, wanted: {
         .from(vodOutputs)
         .where(and(eq(vodOutputs.tenantId, tenantId), inArray(vodOutputs.assetId, assetIds)))
     : [];
+  const assets = assetIds.length
+    ? new Set((await db.select({ id: vodAssets.id }).from(vodAssets).where(and(eq(vodAssets.tenantId, tenantId), inArray(vodAssets.id, assetIds)))).map((a) => a.id))
+    : new Set<string>();
   // Ids are compared here, not by PostgreSQL: in the stored lowercase spelling, whatever the caller's.
   const same = (id: string, given: string) => id === given.toLowerCase();
-  return wanted
-    .filter((w) => rows.some((r) => same(r.assetId, w.id)))
-    .map((w) => ({
-      id: w.id,
-      outputs: w.outputs.flatMap((o) => rows.filter((r) => same(r.assetId, w.id) && same(r.id, o.id)).map((r) => ({ id: r.id, progressPercent: r.progressPercent }))),
-    }));
+  const missing: FieldError[] = [];
+  const answer = wanted.map((w, i) => {
+    if (![...assets].some((a) => same(a, w.id))) {
+      missing.push({ field: fieldPath([i, 'id']), message: `VOD asset ${w.id} was not found` });
+      return { id: w.id, outputs: [] };
+    }
+    const outputs = w.outputs.map((o, j) => {
+      const row = rows.find((r) => same(r.assetId, w.id) && same(r.id, o.id));
+      if (!row) missing.push({ field: fieldPath([i, 'outputs', j, 'id']), message: `VOD asset ${w.id} has no output ${o.id}` });
+      return { id: row?.id ?? o.id, progressPercent: row?.progressPercent ?? 0 };
+    });
+    return { id: w.id, outputs };
+  });
+  if (missing.length) {
+    const code = missing.some((m) => !m.field.includes('outputs')) ? 'asset_not_found' : 'output_not_found';
+    throw new ApiError(404, code, missing.map((m) => m.message).join('; '), missing);
+  }
+  return answer;
 }
