@@ -63,7 +63,7 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
       fileTypes: 'Video',
       tracks: [],
     });
-    expect(file.s3Uri).toMatch(store === 's3' ? /^s3:\/\/mediaplane-test-/ : /^file:\/\//);
+    expect(file.s3Uri).toMatch(store === 's3' ? /^s3:\/\/mediaplane-test-/ : /^local:\/\/tenants\//);
     expect(Date.parse(file.lastModificationDate)).toBeGreaterThanOrEqual(Date.parse(file.createDate));
 
     // Byte for byte, through the store and through the preview link.

@@ -1,4 +1,4 @@
-import { ffprobePath, MediaError, MediaToolMissingError, runFfprobe } from './ffmpeg.ts';
+import { MediaError, MediaToolMissingError, redact, runFfprobe } from './ffmpeg.ts';
 import type { FileType } from './fileTypes.ts';
 import { normalizeLanguage } from './languages.ts';
 
@@ -54,14 +54,18 @@ interface FfprobeOutput {
   format?: { format_name?: string; duration?: string; probe_score?: number };
 }
 
-/** ffprobe through the one runner (`ffmpeg.ts`), its failures said in the files API's terms. */
-async function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
+/**
+ * ffprobe through the one runner (`ffmpeg.ts`), its failures said in the files API's terms. Tenants read these
+ * messages: the input (a host path or a signed URL) is told as `name`, and the configured path of the binary is left
+ * out (the host's business).
+ */
+async function run(input: string, timeoutMs: number, name: string): Promise<FfprobeOutput> {
   let stdout: string;
   try {
-    stdout = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', input], { signal: AbortSignal.timeout(timeoutMs) });
+    stdout = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', input], { signal: AbortSignal.timeout(timeoutMs), redact: { [input]: name } });
   } catch (e) {
-    if (e instanceof MediaToolMissingError) throw new ProbeUnavailableError(`ffprobe was not found (${ffprobePath()}); install ffmpeg or set FFPROBE_PATH`);
-    if (e instanceof MediaError) throw new NotMediaError(e.stderrTail.trim().split('\n').at(-1) || 'ffprobe could not read the file');
+    if (e instanceof MediaToolMissingError) throw new ProbeUnavailableError('ffprobe was not found; the operator must install ffmpeg or set FFPROBE_PATH');
+    if (e instanceof MediaError) throw new NotMediaError(redact(e.stderrTail, { [input]: name }).trim().split('\n').at(-1) || 'ffprobe could not read the file');
     throw new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`);
   }
   try {
@@ -71,9 +75,12 @@ async function run(input: string, timeoutMs: number): Promise<FfprobeOutput> {
   }
 }
 
-/** Reads a media file's tracks and duration with ffprobe; `input` is a local path or a URL ffprobe can open. */
-export async function probeMedia(input: string, { timeoutMs = 30_000 } = {}): Promise<ProbedFile> {
-  const out = await run(input, timeoutMs);
+/**
+ * Reads a media file's tracks and duration with ffprobe; `input` is a local path or a URL ffprobe can open. Errors
+ * call the input `name` (a store key, say): they reach tenants, and the input is the host's path or a signed URL.
+ */
+export async function probeMedia(input: string, { timeoutMs = 30_000, name = 'the file' } = {}): Promise<ProbedFile> {
+  const out = await run(input, timeoutMs, name);
   if ((out.format?.probe_score ?? 0) < MIN_PROBE_SCORE) throw new NotMediaError('the file is not in a media format ffprobe recognises');
   const counts: Record<TrackType, number> = { Video: 0, Audio: 0, Caption: 0 };
   const tracks: MediaTrack[] = [];

@@ -4,7 +4,6 @@ import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/p
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { pathToFileURL } from 'node:url';
 import { contentTypeOf } from './contentTypes.ts';
 import { FsUploads } from './fsUploads.ts';
 import type { PartWriterOptions } from './partWriter.ts';
@@ -18,7 +17,12 @@ import type { UrlSigner } from './signing.ts';
 export class FsObjectStore implements ObjectStore {
   readonly kind = 'fs' as const;
   readonly minPartSize = 1;
-  readonly bucket: string;
+  /**
+   * The name tenants see for the embedded store's one bucket (in `bucket`, and as an overlay input's `s3BucketName`):
+   * never the directory it lives in, which is the host's business.
+   */
+  readonly bucket = 'local';
+  private readonly root: string;
   private readonly uploads: FsUploads;
 
   constructor(
@@ -28,13 +32,13 @@ export class FsObjectStore implements ObjectStore {
     private readonly publicUrl: () => URL,
     receiving?: PartWriterOptions,
   ) {
-    this.bucket = join(dataDir, 'objects');
+    this.root = join(dataDir, 'objects');
     this.uploads = new FsUploads(join(dataDir, 'uploads'), receiving);
   }
 
   path(key: string): string {
     assertKey(key);
-    return join(this.bucket, key);
+    return join(this.root, key);
   }
 
   /** Made ready to receive parts: a process that serves the signed part URLs calls it at start. */
@@ -46,12 +50,16 @@ export class FsObjectStore implements ObjectStore {
     return this.uploads.close();
   }
 
+  /** `local://<key>`: the object's name in the embedded store, as `s3://bucket/key` names one in S3. */
   uri(key: string): string {
-    return pathToFileURL(this.path(key)).href;
+    assertKey(key);
+    return `${this.bucket}://${key}`;
   }
 
+  /** The object's address at the platform (reading it takes a signed URL, as an S3 object's address does credentials). */
   location(key: string): string {
-    return this.path(key);
+    assertKey(key);
+    return new URL(`/storage/v1/object/${encodeKey(key)}`, this.publicUrl()).href;
   }
 
   // --- multipart upload (fsUploads.ts) ----------------------------------------------------------------------------
@@ -155,7 +163,7 @@ export class FsObjectStore implements ObjectStore {
     const dir = slash < 0 ? '' : prefix.slice(0, slash);
     const start = prefix.slice(slash + 1);
     if (dir) assertKey(dir);
-    const parent = join(this.bucket, dir);
+    const parent = join(this.root, dir);
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true });
   }

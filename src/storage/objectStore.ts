@@ -17,13 +17,16 @@ export interface ObjectInfo {
  */
 export interface ObjectStore {
   readonly kind: 'fs' | 's3';
-  /** Bucket name (S3) or the store's root directory (fs), for the spec's `bucket`/`s3Uri`/`location` fields. */
+  /**
+   * Bucket name (S3) or `local` (fs), for the spec's `bucket`/`s3Uri`/`location` fields. These fields are shown to
+   * tenants: no back end puts a path of the host's file system in them.
+   */
   readonly bucket: string;
-  /** `s3://bucket/key` on S3, `file:///abs/path` on fs. */
+  /** `s3://bucket/key` on S3, `local://key` on fs. */
   uri(key: string): string;
   /** Lets go of connections and threads; the platform calls it when it closes. */
   close(): Promise<void>;
-  /** Where the object lives as an address: its HTTP URL on S3, its absolute path on fs. */
+  /** Where the object lives as an address: its HTTP URL (on fs, at the platform's `/storage/v1/object/`). */
   location(key: string): string;
   /** The smallest size of any part but the last in a multipart upload (S3: 5 MiB; fs: no minimum). */
   readonly minPartSize: number;

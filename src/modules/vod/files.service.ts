@@ -218,7 +218,7 @@ function storeRefusal(row: FileRow, e: StoreError): ApiError {
 }
 
 async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
-  return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS });
+  return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS, name: fileKey });
 }
 
 export async function cancelUpload(ctx: PlatformContext, tenantId: string, id: string, deleteFile: boolean): Promise<void> {
@@ -304,7 +304,7 @@ export async function previewLink(ctx: PlatformContext, tenantId: string, id: st
 }
 
 /** Reads the file's media facts again and keeps them: tracks, duration and file type. */
-async function detect(ctx: PlatformContext, tenantId: string, id: string): Promise<FileRow> {
+export async function detect(ctx: PlatformContext, tenantId: string, id: string): Promise<FileRow> {
   const row = await findRow(ctx.db, tenantId, id);
   if (row.status !== 'Completed') throw notCompleted(row);
   let info: ProbedFile;
