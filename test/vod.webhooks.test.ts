@@ -51,4 +51,38 @@ describeEachDb('VOD events to webhooks', (kind) => {
     }
     expect(mine()[3].json.data.assetId).toBe(body.id);
   });
+
+  it('sends vod.output.progress while an output is transcoded, on whole 10% steps, before vod.output.available', async () => {
+    const t = await p.createTenant();
+    const hook = await t.json('POST', '/notifications/v1/webhook', {
+      name: 'progress',
+      url: receiver.url,
+      eventTypes: ['vod.output.progress', 'vod.output.available'],
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    const types = (await t.json('GET', '/notifications/v1/webhook-events/types')).body.data as string[];
+    expect(types).toContain('vod.output.progress');
+
+    const fileId = await uploadFile(t, await makeClip(dir, 'progress', { width: 320, height: 180, seconds: 2, audio: [] }));
+    const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'mp4-h264-download' });
+    const mine = () => receiver.received.filter((r) => r.json?.source === `/tenant/${t.id}`);
+    await receiver.waitFor(() => mine().some((r) => r.json.type === 'vod.output.available'), 90_000);
+
+    const received = mine().map((r) => r.json);
+    const progress = received.filter((e) => e.type === 'vod.output.progress');
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    const available = received.findIndex((e) => e.type === 'vod.output.available');
+    expect(received.findIndex((e) => e.type === 'vod.output.progress')).toBeLessThan(available);
+    const outputId = received[available].data.id;
+    for (const e of progress) {
+      expect(e.data).toEqual({ id: outputId, assetId: body.id, progressPercent: expect.any(Number) });
+      expect(e.data.progressPercent % 10).toBe(0);
+      expect(e.data.progressPercent).toBeGreaterThanOrEqual(10);
+      expect(e.data.progressPercent).toBeLessThanOrEqual(90);
+    }
+    // Rising, one event per step at most.
+    const percents = progress.map((e) => e.data.progressPercent);
+    expect([...percents].sort((a, b) => a - b)).toEqual(percents);
+    expect(new Set(percents).size).toBe(percents.length);
+  });
 });

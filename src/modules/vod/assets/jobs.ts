@@ -12,7 +12,9 @@ import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
 import { presetById } from '../../transcoder/service.ts';
+import { tenantPrefix } from '../../../storage/keys.ts';
 import { outputPrefix } from '../storageKeys.ts';
+import { progressWriter } from './progress.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
 import { uploadOutput } from './upload.ts';
 import { vodAssets, vodOutputs, type EndpointRow, type OverlayRow } from './tables.ts';
@@ -88,7 +90,9 @@ const EXTENSION_BY_TYPE: Record<string, string> = {
  * store (`S3` input naming its bucket) is read where it lies. The file keeps an extension, which ffmpeg's image
  * reader goes by.
  */
-async function placeOverlays(ctx: PlatformContext, overlays: OverlayRow[], workDir: string): Promise<PlacedOverlay[]> {
+const ownKey = (key: string, tenantId: string) => key.startsWith(tenantPrefix(tenantId)) && !key.split('/').some((s) => s === '' || s === '.' || s === '..');
+
+async function placeOverlays(ctx: PlatformContext, j: TranscodeJob, overlays: OverlayRow[], workDir: string): Promise<PlacedOverlay[]> {
   return Promise.all(
     overlays.map(async (o, i) => {
       const url = o.input?.url;
@@ -109,8 +113,9 @@ async function placeOverlays(ctx: PlatformContext, overlays: OverlayRow[], workD
         return { ...o, source: path + ext };
       }
       const key = o.input?.s3ObjectKey;
-      if (key && o.input?.s3BucketName === ctx.store.bucket) return { ...o, source: await ctx.store.readableLocation(key) };
-      throw new PermanentError(`Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not in the platform's bucket; use a URL`);
+      // Only the tenant's own objects: the store holds every tenant's files.
+      if (key && o.input?.s3BucketName === ctx.store.bucket && ownKey(key, j.tenantId)) return { ...o, source: await ctx.store.readableLocation(key) };
+      throw new PermanentError(`Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not one of the tenant's objects in the platform's bucket; use a URL`);
     }),
   );
 }
@@ -141,23 +146,16 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
     const transcodeStarted = performance.now();
-    let reported = -1;
-    let lastWrite = 0;
+    const progress = progressWriter(ctx, j.tenantId, j.assetId, j.outputId, and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)));
     const result = await transcode({
       input: await ctx.store.readableLocation(file.fileKey),
       durationMs: file.durationMs ?? asset.durationMilliseconds ?? 0,
       tracks: source.transcodingTracks.map((t) => ({ type: t.type as SourceTrack['type'], index: Number(t.trackSelector.trackId), language: t.language, name: t.name })),
       preset,
-      overlays: await placeOverlays(ctx, output.overlays, workDir),
+      overlays: await placeOverlays(ctx, j, output.overlays, workDir),
       outDir: workDir,
       signal: abort.signal,
-      onProgress: (percent: number) => {
-        const p = Math.min(99, Math.floor(percent));
-        if (p <= reported || Date.now() - lastWrite < 500) return;
-        reported = p;
-        lastWrite = Date.now();
-        void ctx.db.update(vodOutputs).set({ progressPercent: p }).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
-      },
+      onProgress: progress.report,
     }).catch((e: Error) => {
       throw new PermanentError(e.message);
     });
@@ -165,6 +163,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     ctx.metrics.transcodeSeconds.observe({ preset: preset.id }, seconds);
     const mediaMs = file.durationMs ?? asset.durationMilliseconds ?? 0;
     if (mediaMs > 0 && seconds > 0) ctx.metrics.transcodeSpeed.observe({ preset: preset.id }, mediaMs / 1000 / seconds);
+    await progress.settled();
 
     const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
     // A previous attempt may have left part of its upload: start from an empty prefix so no file is orphaned.
