@@ -45,10 +45,11 @@ describeEachDb('Validation: no silent accepts', (kind) => {
     const created = await send('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: clipId }], preset: 'remux-hls-mp4', title: 'first' });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     assetId = created.body.id;
-    const asset = await waitFor(() => send('GET', `/vod/v1/assets/${assetId}`), (r) => r.body.status === 'Available' || r.body.status === 'Error');
+    const asset = await waitFor(() => send('GET', `/vod/v1/assets/${assetId}`), (r) => r.body.status === 'Available' || r.body.status === 'Error', 150_000);
     expect(asset.body.status, JSON.stringify(asset.body)).toBe('Available');
     outputId = asset.body.outputs[0].id;
-  });
+    // A first start of the embedded database and a transcode, on a machine shared with other suites.
+  }, 180_000);
   afterAll(async () => {
     await p?.stop();
     cleanup();
