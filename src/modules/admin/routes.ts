@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
-import { ApiError, isUnstorableText } from '../../platform/errors.ts';
+import { ApiError, fieldErrors, isUnstorableText } from '../../platform/errors.ts';
 import * as s from './schemas.ts';
 import * as admin from './service.ts';
 
@@ -115,6 +115,9 @@ interface OAuthRefusal {
 
 function describeRefusal(error: FastifyError | ApiError): string {
   if (error instanceof ApiError) return error.message;
-  if (error.validation) return `client_id, client_secret and grant_type must each be given once as form fields (${error.message})`;
+  if (error.validation) {
+    const problems = fieldErrors(error.validation, error.validationContext).map((e) => `${e.field} ${e.message}`);
+    return `client_id, client_secret and grant_type must each be given once as form fields (${problems.join('; ')})`;
+  }
   return `The request could not be read: send application/x-www-form-urlencoded fields (${error.message})`;
 }
