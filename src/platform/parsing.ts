@@ -5,9 +5,9 @@ import { fieldPath, unsupportedMediaType, validationError, type FieldError } fro
 
 /**
  * Request bodies are JSON. Fastify also parses text/plain by default, which would turn a wrong Content-Type into a
- * confusing "body must be object"; without that parser a wrong type is a 415. An empty body is no body at all,
+ * confusing "body: must be an object"; without that parser a wrong type is a 415. An empty body is no body at all,
  * whatever its framing (`Content-Length: 0`, or chunked with no chunk), without Content-Type or with a JSON one (many
- * clients send one on DELETE): body-less operations accept it and the others answer "body: must be object".
+ * clients send one on DELETE): body-less operations accept it and the others answer "body: must be an object".
  *
  * Every string and key in the query, path and body is checked before validation: PostgreSQL can store neither a NUL
  * character nor a lone UTF-16 surrogate (JSON's `"\ud800"`, refused by jsonb and by text), and a field-named 400 is
