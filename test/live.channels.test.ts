@@ -141,12 +141,12 @@ describeEachDb('Live channels API', (kind) => {
       [{ name: 'x', input: { transportInputProtocol: 'SRT', inputLoss: { type: 'COLOR' } } }, 'input.transportInputProtocol'],
       [{ ...minimal('x'), redundancy: 'TripleInput' }, 'redundancy'],
       [{ ...minimal('x'), qualities: [{ resolution: '9000p' }] }, 'qualities[0].resolution'],
-      [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities.0.frameRate'],
+      [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities[0].frameRate'],
       [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }] }, 'endpoints[0]'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
       [{ ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] }, 'restreams[0].rtmpDestinations[0].url'],
       [{ ...minimal('x'), aiLiveCaptioningLanguageCode: 'english please' }, 'aiLiveCaptioningLanguageCode'],
-      [{ ...minimal('x'), qualities: [{ resolution: { intValue: 1e9 } }] }, 'qualities.0.resolution'],
+      [{ ...minimal('x'), qualities: [{ resolution: { intValue: 1e9 } }] }, 'qualities[0].resolution.intValue'],
       [{ ...minimal('x'), name: 'x'.repeat(1025) }, 'name'],
       [{ ...minimal('x'), name: 'nul\u0000name' }, 'name'],
     ];
@@ -198,7 +198,7 @@ describeEachDb('Live channels API', (kind) => {
     expect(ten.status).toBe(200);
     const missing = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: [{ protocol: 'RTMP', id: 'x', destination: 'd', rtmpDestinations: [{ url: 'rtmp://example.com/app' }] }] });
     expect(missing.status).toBe(400);
-    expect(missing.body.errors.map((e: any) => e.field)).toContain('restreams.0.rtmpDestinations.0.streamKey');
+    expect(missing.body.errors.map((e: any) => e.field)).toContain('restreams[0].rtmpDestinations[0].streamKey');
     expect((await eventTypesOf(id)).filter((e) => e === 'live.channel.updated')).toHaveLength(4);
   });
 
