@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { until } from '../test/helpers/until.ts';
 
 /**
  * bench api: throughput and p99 latency of two authenticated tenant operations against a bare Fastify route that
@@ -308,18 +309,8 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.on('exit', () => resolve()));
 }
 
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} not ready after ${timeoutMs} ms`);
-}
+/** Until `url` answers 2xx (a fetch that fails: not listening yet). */
+const waitFor = (url: string, timeoutMs = 60_000) => until(() => fetch(url).then((r) => r.ok, () => false), Boolean, { timeoutMs, what: url });
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,8 @@ import { loadConfig } from '../src/config.ts';
 import { createTenant } from '../src/modules/admin/service.ts';
 import { openPlatform } from '../src/server.ts';
 import { tenantClient } from '../test/helpers/client.ts';
-import { uploadFile, waitFor } from '../test/helpers/upload.ts';
+import { until } from '../test/helpers/until.ts';
+import { uploadFile } from '../test/helpers/upload.ts';
 
 /**
  * The same source through the platform as a customer uses it: upload in parts through presigned URLs, create an asset
@@ -27,7 +28,7 @@ export async function throughApi(source: string): Promise<number> {
       transcodedSources: [{ fileId, transcodingTracks: [{ trackSelector: { trackId: '1' }, type: 'Audio' }] }],
       preset: 'hls-h264-ladder',
     });
-    const asset = await waitFor(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), 3600_000, 200);
+    const asset = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 3600_000, everyMs: 200 });
     if (asset.body.status !== 'Available') throw new Error(`asset failed: ${asset.body.errorMessage}`);
     return performance.now() - start;
   } finally {

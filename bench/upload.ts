@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { until } from '../test/helpers/until.ts';
 import { buildNativeReceiver, kernelShareOfOpenSsl, startNativeReceiver } from './native-receiver.ts';
 
 /**
@@ -260,14 +261,7 @@ async function json(method: string, url: string, body?: unknown, headers: Record
   return JSON.parse(text);
 }
 
-async function waitUp(base: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the server did not start');
-}
+const waitUp = (base: string) => until(() => fetch(`${base}/healthz`).then((r) => r.ok, () => false), Boolean, { timeoutMs: 60_000, everyMs: 200, what: 'the server to start' });
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/platform.ts';
+import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
 
 const BIN = new URL('../bin/mediaplane.js', import.meta.url).pathname;
+/** Time for a hook or test that starts the server once (it waits up to PROCESS_START_TIMEOUT_MS) and runs CLI commands. */
+const ONE_START_MS = PROCESS_START_TIMEOUT_MS + 60_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -47,18 +50,12 @@ async function cli(args: string[], env: Record<string, string>, timeoutMs = 20_0
   return { code, out: r.output() };
 }
 
-async function waitReady(base: string, server: Run, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+async function waitReady(base: string, server: Run): Promise<void> {
+  const ready = async () => {
     if (server.child.exitCode !== null) throw new Error(`server exited early:\n${server.output()}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not ready after ${timeoutMs} ms:\n${server.output()}`);
+    return fetch(`${base}/readyz`).then((r) => r.status, () => 0); // 0: not listening yet
+  };
+  await until(ready, (status) => status === 200, { timeoutMs: PROCESS_START_TIMEOUT_MS, what: () => `${base}/readyz; output so far:\n${server.output()}` });
 }
 
 async function stop(server: Run): Promise<number | null> {
@@ -84,7 +81,7 @@ describe('process: serve, restart, lock and CLI on one PGlite data directory', (
     env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir };
     server = run(['serve'], env);
     await waitReady(base, server);
-  }, 150_000);
+  }, ONE_START_MS);
   afterAll(async () => {
     if (server.child.exitCode === null) await stop(server);
     rmSync(dataDir, { recursive: true, force: true });
@@ -181,7 +178,7 @@ describe('process: serve, restart, lock and CLI on one PGlite data directory', (
     expect(((await keys.json()) as any).totalCount).toBe(1);
     const tenants = (await (await fetch(`${base}/admin/v1/tenants?sort=CreateDate`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as any;
     expect(tenants.items.map((t: any) => t.name)).toEqual(['first', 'viacli', 'offline']);
-  });
+  }, ONE_START_MS);
 
   it('takes over the lock of a killed server (kill -9) and keeps the data', async () => {
     server.child.kill('SIGKILL');
@@ -191,7 +188,7 @@ describe('process: serve, restart, lock and CLI on one PGlite data directory', (
     await waitReady(base, server);
     const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id } });
     expect(keys.status).toBe(200);
-  });
+  }, ONE_START_MS);
 });
 
 describe.skipIf(!DATABASES.includes('postgres'))('process: restart on PostgreSQL', () => {
@@ -234,5 +231,5 @@ describe.skipIf(!DATABASES.includes('postgres'))('process: restart on PostgreSQL
     const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': key, 'x-tenant-id': id } });
     expect(keys.status).toBe(200);
     expect(await stop(server)).toBe(0);
-  });
+  }, 2 * ONE_START_MS);
 });

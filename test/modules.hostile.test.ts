@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 
 const { dir, cleanup } = tempDir('mediaplane-hostile-');
 afterAll(cleanup);
@@ -135,7 +136,7 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     const t: TestTenant = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, `tiny-${kind}`, { width: 160, height: 90, seconds: 1, audio: [] }));
     const { id } = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body;
-    const asset = (await waitFor(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body?.status), 90_000)).body;
+    const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
     expect(asset.status).toBe('Available');
     const endpoint = asset.endpoints.find((e: any) => e.url.endsWith('.mp4')) ?? asset.endpoints[0];
     const whole = await fetch(endpoint.url);
@@ -166,7 +167,7 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     const t: TestTenant = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, `case-${kind}`, { width: 160, height: 90, seconds: 1, audio: [] }));
     const { id } = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body;
-    const asset = (await waitFor(() => t.json('GET', `/vod/v1/assets/${id.toUpperCase()}`), (r) => ['Available', 'Error'].includes(r.body?.status), 90_000)).body;
+    const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id.toUpperCase()}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
     expect(asset.status).toBe('Available');
     expect(asset.id).toBe(id);
     const outputs = join(p.config.dataDir, 'objects', 'tenants', t.id, 'vod', id);

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordEvent, type EventType } from '../src/platform/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { expectedSignatures, sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { sleep, until } from './helpers/until.ts';
+import { expectedSignatures, WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 const TIMEOUT_MS = 800;
 const ENV = {
@@ -15,6 +16,8 @@ const ENV = {
   MEDIAPLANE_WEBHOOK_RETRY_PERIOD_SECONDS: '2',
 };
 const KEY_EVENTS = ['core.apikey.created', 'core.apikey.deleted'];
+/** Lets time pass on purpose: that nothing more arrives cannot be awaited, only given the time to happen. */
+const quiet = (ms: number) => sleep(ms);
 
 describeEachDb('webhook delivery', (kind) => {
   let p: TestPlatform;
@@ -51,16 +54,6 @@ describeEachDb('webhook delivery', (kind) => {
     return body.items;
   }
 
-  async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await fn();
-      if (ok(v)) return v;
-      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(v)}`);
-      await sleep(100);
-    }
-  }
-
   it('delivers the spec body with both signatures for an API key created and deleted', async () => {
     const t = await p.createTenant();
     const r = await receiver();
@@ -93,7 +86,7 @@ describeEachDb('webhook delivery', (kind) => {
       expect(got.headers['webhook-signature']).toBe(expected.standard);
     }
     expect(created.headers['x_request_id']).not.toBe(deleted.headers['x_request_id']);
-    await sleep(300);
+    await quiet(300);
     expect(r.received).toHaveLength(2); // not the tenant's first key: it was created before the webhook
 
     const log = await until(() => eventLog(t, '?sort=OccuredAt'), (items) => items.every((i) => i.status === 'Delivered') && items.length === 2);
@@ -129,7 +122,7 @@ describeEachDb('webhook delivery', (kind) => {
     expect(item.lastSendAttempt).toBe(item.sendAttempts[1].time);
     const gap = Date.parse(item.sendAttempts[1].time) - Date.parse(item.sendAttempts[0].time);
     expect(gap).toBeGreaterThanOrEqual(70); // half the first backoff, at least
-    await sleep(500);
+    await quiet(500);
     expect(r.received).toHaveLength(2);
   });
 
@@ -170,7 +163,7 @@ describeEachDb('webhook delivery', (kind) => {
 
     // Nothing more is sent: not the failed event, not a new one.
     await createKey(t, 'while unhealthy');
-    await sleep(1500);
+    await quiet(1500);
     expect(r.received).toHaveLength(attempts);
 
     r.behaviour = () => ({ status: 200, body: 'back' });
@@ -182,7 +175,7 @@ describeEachDb('webhook delivery', (kind) => {
     const [delivered] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
     expect(delivered.sendAttempts.at(-1)).toMatchObject({ responseCode: 200, responseContent: 'back' });
     expect(delivered.sendAttempts).toHaveLength(attempts + 1);
-    await sleep(300);
+    await quiet(300);
     // The key created while the webhook was off was never queued for it.
     expect(r.received.filter((x) => x.json.data.name === 'while unhealthy')).toHaveLength(0);
   });
@@ -215,7 +208,7 @@ describeEachDb('webhook delivery', (kind) => {
       await p.ctx.db.transaction((tx) => recordEvent(tx, t.id, type, { id: 'asset-1', name: type }));
     }
     await r.waitFor((all) => all.length >= 1);
-    await sleep(500);
+    await quiet(500);
     expect(r.received.map((x) => [x.json.type, x.json.data])).toEqual([['vod.asset.created', { id: 'asset-1', name: 'vod.asset.created' }]]);
   });
 
@@ -248,7 +241,7 @@ describeEachDb('webhook delivery', (kind) => {
       ['webhook.test', 'Failed', 418],
     ]);
     expect(log[0].webhookId).toBe(id);
-    await sleep(600);
+    await quiet(600);
     expect(r.received).toHaveLength(2); // a failed test is answered, not retried
 
     const missing = await t.json('POST', '/notifications/v1/webhook/0190b0a0-0000-7000-8000-000000000000/test');
@@ -306,10 +299,7 @@ describeEachDb('webhook delivery', (kind) => {
     let output = '';
     child.stdout!.on('data', (c) => (output += c));
     try {
-      const waitOutput = async (re: RegExp) => {
-        for (let i = 0; i < 100 && !re.test(output); i++) await sleep(100);
-        return re.exec(output);
-      };
+      const waitOutput = (re: RegExp) => until(() => re.exec(output), (m) => m !== null, { timeoutMs: 30_000, what: `${re} in the receiver's output` });
       const port = (await waitOutput(/listening on (\d+)/))![1];
       const url = `http://127.0.0.1:${port}/`;
       await subscribe(t, url, ['core.apikey.created']);

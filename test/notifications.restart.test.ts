@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, expect, it } from 'vitest';
 import { describeEachDb, freshStorage, startPlatform, tenantClient, type TestPlatform, type TestStorage } from './helpers/platform.ts';
-import { sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
+import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 const ADMIN_TOKEN = 'restart-admin-token';
 const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '100', MEDIAPLANE_ADMIN_TOKEN: ADMIN_TOKEN };
@@ -23,14 +24,12 @@ async function serveInChild(storage: TestStorage, env: Record<string, string>): 
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000; // a loaded machine can take this long to start a process
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const up = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
-    if (up) return { child, baseUrl };
-    if (Date.now() > deadline) throw new Error('server did not start');
-    await sleep(200);
-  }
+  const ready = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited (${child.exitCode ?? child.signalCode})`);
+    return fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+  };
+  await until(ready, (up) => up, { timeoutMs: PROCESS_START_TIMEOUT_MS, everyMs: 200, what: `${baseUrl}/readyz` });
+  return { child, baseUrl };
 }
 
 describeEachDb('webhook delivery across a crash', (kind) => {
@@ -73,14 +72,13 @@ describeEachDb('webhook delivery across a crash', (kind) => {
     await r.waitFor((all) => all.length >= 3, 25_000);
     expect(r.received.map((x) => x.json.data.id)).toEqual([first, first, second]);
 
-    let items: any[] = [];
-    for (let i = 0; i < 50 && !(items.length === 2 && items.every((x) => x.status === 'Delivered')); i++) {
-      if (i) await sleep(100);
-      items = (await again.json('GET', '/notifications/v1/webhook-events?sort=OccuredAt')).body.items;
-    }
+    const items: any[] = await until(
+      async () => (await again.json('GET', '/notifications/v1/webhook-events?sort=OccuredAt')).body.items,
+      (items) => items.length === 2 && items.every((x: any) => x.status === 'Delivered'),
+    );
     expect(items.map((i: any) => [i.payload.data.id, i.status, i.sendAttempts.map((a: any) => a.responseCode)])).toEqual([
       [first, 'Delivered', [200]],
       [second, 'Delivered', [200]],
     ]);
-  }, 90_000);
+  }, 300_000); // a process start on a loaded machine (PROCESS_START_TIMEOUT_MS), then the dead owner's lease to expire
 });

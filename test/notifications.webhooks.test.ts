@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { until } from './helpers/until.ts';
+import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 // The platform's defaults: deliveries to private addresses are refused (no MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE).
 const ENV = { MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '1000', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '200' };
@@ -202,13 +203,7 @@ describeEachDb('webhook management', (kind) => {
     expect((await a.json('GET', `/notifications/v1/webhook/${hook.id}`)).body.name).toBe('orders');
 
     // A's event is attempted (the host does not resolve) and logged for A only.
-    const deadline = Date.now() + 10_000;
-    let items: any[] = [];
-    while (Date.now() < deadline) {
-      items = (await a.json('GET', '/notifications/v1/webhook-events')).body.items;
-      if (items[0]?.sendAttempts.length) break;
-      await sleep(100);
-    }
+    const items: any[] = await until(async () => (await a.json('GET', '/notifications/v1/webhook-events')).body.items, (items) => items[0]?.sendAttempts.length > 0);
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ type: 'core.apikey.created', status: 'Retrying', webhookId: hook.id });
     expect(items[0].sendAttempts[0].responseCode).toBe(0);

@@ -38,7 +38,7 @@ function rawExchange(baseUrl: string, request: string | string[]): Promise<RawAn
     void (async () => {
       for (const part of [request].flat()) {
         socket.write(part);
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 50)); // on purpose: each part its own TCP segment
       }
     })();
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { md5, partsOf, putPart, startUpload, uploadFile, uploadIdOf } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { sleep } from './helpers/until.ts';
 
 /** Sends `declared` bytes' worth of headers but only `sent` bytes of body, then drops the connection. */
 function abandonPart(url: string, declared: number, sent: number): Promise<void> {
@@ -185,7 +186,8 @@ describe('embedded store: senders that stall', () => {
     // Mid-slot, and not on a block boundary: each would hold a slot while silent.
     const stalled = s.multipartUrls.map((url, i) => stallPart(url, s.partSize, i % 2 ? 1 : 1024 * 1024 + 1000));
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      // On purpose: time for the stalled parts to reach the store and take their slots, which nothing outside it shows.
+      await sleep(300);
       const data = randomBytes(2 * 3 * 1024 * 1024 + 777);
       const started = Date.now();
       const other = await uploadFile(t, 'meanwhile.mp4', data);

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { frameAt, makeClip, makeImage, meanColor, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * Overlay pictures given by URL are fetched by the platform, through the same address guard as webhooks: a tenant
@@ -39,7 +40,7 @@ describeEachDb('VOD overlays fetched from URLs', (kind) => {
       overlays: [{ startTime: '0', duration: 2000, width: 64, height: 64, imageX: 0, imageY: 0, input: { type: 'URL', url: logoUrl + path } }],
     });
     expect(create.status, JSON.stringify(create.body)).toBe(200);
-    return (await waitFor(() => t.json('GET', `/vod/v1/assets/${create.body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), 90_000)).body;
+    return (await until(() => t.json('GET', `/vod/v1/assets/${create.body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
   }
 
   it('refuses a private address by default, naming the overlay and the setting', async () => {

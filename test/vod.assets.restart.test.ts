@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -20,6 +21,15 @@ async function freePort(): Promise<number> {
 function startServer(env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
   return child;
+}
+
+/** Waits for the child's /readyz; fails at once if it exited. */
+async function serverReady(base: string, child: ChildProcess): Promise<void> {
+  const ready = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited (${child.exitCode ?? child.signalCode})`);
+    return fetch(`${base}/readyz`).then((r) => r.status, () => 0);
+  };
+  await until(ready, (s) => s === 200, { timeoutMs: PROCESS_START_TIMEOUT_MS, what: `${base}/readyz` });
 }
 
 function walk(dir: string): string[] {
@@ -43,7 +53,7 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
     if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl;
     const base = `http://localhost:${port}`;
     child = startServer(env);
-    await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 30_000);
+    await serverReady(base, child);
     const created = (await (await fetch(`${base}/admin/v1/tenants`, { method: 'POST', headers: { authorization: 'Bearer restart-token', 'content-type': 'application/json' }, body: JSON.stringify({ name: `restart-${kind}` }) })).json()) as any;
     const t: TestTenant = tenantClient(base, created.id, created.name, created.apiKey.key);
 
@@ -53,14 +63,14 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body.id);
 
-    await waitFor(() => t.json('GET', `/vod/v1/assets/${ids[0]}`), (r) => r.body.status === 'Processing', 60_000, 50);
+    await until(() => t.json('GET', `/vod/v1/assets/${ids[0]}`), (r) => r.body.status === 'Processing', { timeoutMs: 60_000, everyMs: 50 });
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
 
     child = startServer(env);
-    await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 30_000);
+    await serverReady(base, child);
     for (const id of ids) {
-      const asset = (await waitFor(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body.status), 120_000)).body;
+      const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body.status), { timeoutMs: 120_000 })).body;
       expect(asset.status, asset.errorMessage).toBe('Available');
       expect(asset.outputs).toHaveLength(1);
       const files = walk(join(dataDir, 'objects', 'tenants', t.id, 'vod', id)).map((f) => f.split(`/${id}/`)[1]);
@@ -71,5 +81,5 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
       expect(new Set(files).size).toBe(files.length);
     }
     expect(walk(join(dataDir, 'work'))).toEqual([]);
-  }, 300_000);
+  }, 600_000); // two process starts on a loaded machine (PROCESS_START_TIMEOUT_MS each) and three transcodes
 });

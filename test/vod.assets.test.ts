@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 
 const run = promisify(execFile);
 const { dir } = tempDir('mediaplane-assets-');
@@ -17,7 +18,7 @@ async function ffprobe(url: string): Promise<{ streams: any[]; format: any }> {
 }
 
 async function waitAsset(t: TestTenant, id: string, statuses = ['Available', 'Error'], timeoutMs = 90_000) {
-  return (await waitFor(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => statuses.includes(r.body?.status), timeoutMs)).body;
+  return (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => statuses.includes(r.body?.status), { timeoutMs })).body;
 }
 
 describeEachDb('VOD assets', (kind) => {
@@ -97,12 +98,12 @@ describeEachDb('VOD assets', (kind) => {
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audioTrack('eng')] }], preset: 'dash-h264-ladder' });
     const seen: number[] = [];
     let outputId: string | undefined;
-    await waitFor(async () => {
+    await until(async () => {
       const a = (await t.json('GET', `/vod/v1/assets/${body.id}`)).body;
       outputId ??= a.outputs[0]?.id;
       if (outputId) seen.push((await t.json('GET', `/vod/v1/assets/${body.id}/outputs/${outputId}/progress`)).body.progressPercent);
       return a.status;
-    }, (s) => s === 'Available' || s === 'Error', 90_000, 100);
+    }, (s) => s === 'Available' || s === 'Error', { timeoutMs: 90_000, everyMs: 100 });
     const final = (await t.json('GET', `/vod/v1/assets/${body.id}/outputs/${outputId}/progress`)).body.progressPercent;
     expect(final).toBe(100);
     expect(seen.every((v, i) => i === 0 || v >= seen[i - 1])).toBe(true);
@@ -133,7 +134,7 @@ describeEachDb('VOD assets', (kind) => {
     expect(add).toEqual({ status: 200, body: { outputId: 'audio' } });
     expect((await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'audio' })).status).toBe(409);
     expect((await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'no-such-preset' })).status).toBe(400);
-    const ready = await waitFor(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.outputs.find((o: any) => o.id === 'audio')?.status === 'Available', 90_000);
+    const ready = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.outputs.find((o: any) => o.id === 'audio')?.status === 'Available', { timeoutMs: 90_000 });
     const audio = ready.body.outputs.find((o: any) => o.id === 'audio');
     const m4a = audio.endpoints.find((e: any) => e.format === 'MP4');
     expect((await ffprobe(m4a.url)).streams.map((s: any) => s.codec_type)).toEqual(['audio']);
@@ -145,7 +146,7 @@ describeEachDb('VOD assets', (kind) => {
 
     const expiring = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'short', expirationDate: new Date(Date.now() + 8_000).toISOString() });
     expect(expiring.status).toBe(200);
-    const gone = await waitFor(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => !r.body.outputs.some((o: any) => o.id === 'short'), 60_000);
+    const gone = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => !r.body.outputs.some((o: any) => o.id === 'short'), { timeoutMs: 60_000 });
     expect(gone.body.outputs.map((o: any) => o.id)).toHaveLength(1);
     expect(await p.ctx.store.head(`tenants/${t.id}/vod/${body.id}/short/audio.m4a`)).toBeUndefined();
   });

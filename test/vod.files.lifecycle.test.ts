@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { StoreError } from '../src/storage/objectStore.ts';
-import { eventTypes, PART_SIZE, partsOf, putPart, startUpload, uploadIdOf, waitFor } from './helpers/files.ts';
+import { eventTypes, PART_SIZE, partsOf, putPart, startUpload, uploadIdOf } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
+import { until } from './helpers/until.ts';
 
 describeEachDbAndStore('VOD file upload completion, cancel and expiry', (db, store) => {
   let p: TestPlatform;
@@ -103,7 +104,7 @@ describeEachDbAndStore('VOD file upload completion, cancel and expiry', (db, sto
     const s = await startUpload(t, { name: 'abandoned.mp4', fileSize });
     expect((await putPart(s.multipartUrls[0], randomBytes(partSize))).status).toBe(200);
     expect((await t.json('GET', `/vod/v1/files/${s.fileId}`)).body.status).toBe('Uploading');
-    await waitFor('the abandoned upload to be swept', async () => ((await t.json('GET', `/vod/v1/files/${s.fileId}`)).status === 404 ? true : undefined));
+    await until(async () => (await t.json('GET', `/vod/v1/files/${s.fileId}`)).status, (status) => status === 404, { timeoutMs: 20_000, everyMs: 250, what: 'the abandoned upload to be swept' });
     p.config.uploadTtlHours = 24;
     expect(await partsGone(s.fileKey, uploadIdOf(s.multipartUrls[0]))).toBe(true);
     expect(await eventTypes(p, s.fileId)).toEqual(['vod.file.created', 'vod.file.deleted']);

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventTypes, PART_SIZE, putPart, startUpload, uploadFile } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
+import { sleep } from './helpers/until.ts';
 
-const pause = () => new Promise((r) => setTimeout(r, 15));
+/** On purpose: time passes between two writes, so that their CreatedAt and ModifiedAt differ and sort apart. */
+const pause = () => sleep(15);
 
 describeEachDbAndStore('VOD file list, update, delete and tenant isolation', (db, store) => {
   let p: TestPlatform;

@@ -7,6 +7,7 @@ import { FILE_TYPE_EXTENSIONS } from '../src/media/fileTypes.ts';
 import { PART_SIZE, startUpload, uploadFile } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
+import { sleep } from './helpers/until.ts';
 
 const ffmpeg = (...args: string[]) => execFileSync(process.env.FFMPEG_PATH || 'ffmpeg', ['-v', 'error', '-y', ...args]);
 
@@ -123,7 +124,7 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
     p.config.previewTtlSeconds = 1;
     const short = (await t.json('GET', `/vod/v1/files/${movieId}/preview`)).body.link;
     p.config.previewTtlSeconds = 3600;
-    await new Promise((r) => setTimeout(r, 2100));
+    await sleep(2100); // on purpose: the 1 s link must expire, and expiry is signed to the second
     expect((await fetch(short)).status).toBe(403);
   });
 

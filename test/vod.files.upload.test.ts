@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventTypes, md5, PART_SIZE, partsOf, putPart, startUpload } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
+import { sleep } from './helpers/until.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -109,7 +110,7 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
     const short = await t.json('GET', `/vod/v1/files/${s.fileId}/part/1`);
     p.config.uploadUrlTtlSeconds = 6 * 3600;
     expect(short.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2100));
+    await sleep(2100); // on purpose: the 1 s URL must expire, and expiry is signed to the second
     const expired = await putPart(short.body.url, part1);
     expect(expired.status).toBe(403);
     expect(expired.body).toContain(store === 'fs' ? '"url_expired"' : '<Code>AccessDenied</Code>');

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 import { expectedSignatures, WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 /** Issue 5 wired to the VOD modules: a file's and an asset's life cycle reach a subscribed receiver, signed. */
@@ -30,7 +31,7 @@ describeEachDb('VOD events to webhooks', (kind) => {
 
     const fileId = await uploadFile(t, await makeClip(dir, 'clip', { width: 320, height: 180, seconds: 2 }));
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'mp4-h264-download' });
-    await waitFor(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.status === 'Available', 90_000);
+    await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.status === 'Available', { timeoutMs: 90_000 });
     expect((await t.json('DELETE', `/vod/v1/assets/${body.id}`)).status).toBe(200);
 
     const mine = () => receiver.received.filter((r) => r.json?.source === `/tenant/${t.id}`);

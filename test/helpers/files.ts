@@ -41,13 +41,3 @@ export async function eventTypes(p: TestPlatform, id: string): Promise<string[]>
 }
 
 export const uploadIdOf = (url: string) => new URL(url).searchParams.get('uploadId')!;
-
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

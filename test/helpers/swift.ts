@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { until } from './until.ts';
 
 /**
  * A real S3-compatible server for the tests: OpenStack Swift with its s3api middleware, one replica on one local
@@ -124,22 +125,15 @@ export async function startSwift(): Promise<SwiftServer> {
     rmSync(dir, { recursive: true, force: true });
   };
   // Ready when the proxy answers and the storage servers behind it have accepted their first account write.
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const up = await Promise.all(
-      [account, container, object, proxyPort].map((port) =>
-        fetch(`http://127.0.0.1:${port}/`).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    if (up.every(Boolean)) break;
-    if (Date.now() > deadline || children.some((c) => c.exitCode !== null)) {
-      await stop();
-      throw new Error(`Swift did not start:\n${stderr.join('')}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const answering = async () => {
+    if (children.some((c) => c.exitCode !== null)) throw new Error('a Swift server exited');
+    const up = await Promise.all([account, container, object, proxyPort].map((port) => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)));
+    return up.every(Boolean);
+  };
+  // Started from a test file's beforeAll: under its hook timeout (vitest.config.ts), yet generous for a loaded machine.
+  await until(answering, Boolean, { timeoutMs: 50_000, everyMs: 200 }).catch(async (e: Error) => {
+    await stop();
+    throw new Error(`Swift did not start (${e.message}):\n${stderr.join('')}`);
+  });
   return { endpoint, accessKeyId: 'test:tester', secretAccessKey: 'testing', stop };
 }

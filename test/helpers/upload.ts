@@ -26,15 +26,3 @@ export async function uploadFile(t: TestTenant, path: string, name = basename(pa
   if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${JSON.stringify(done.body)}`);
   return fileId;
 }
-
-/** Polls until `ready` says yes, or fails with the last value seen. */
-export async function waitFor<T>(get: () => Promise<T>, ready: (v: T) => boolean, timeoutMs = 60_000, everyMs = 250): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: T;
-  do {
-    last = await get();
-    if (ready(last)) return last;
-    await new Promise((r) => setTimeout(r, everyMs));
-  } while (Date.now() < until);
-  throw new Error(`timed out; last value: ${JSON.stringify(last)}`);
-}

@@ -91,5 +91,3 @@ export function expectedSignatures(secret: string, r: Received) {
     standard: `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`,
   };
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

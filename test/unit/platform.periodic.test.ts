@@ -1,12 +1,12 @@
 import { expect, it, vi } from 'vitest';
 import type { Logger } from '../../src/platform/logger.ts';
 import { startPeriodic } from '../../src/platform/periodic.ts';
+import { sleep, until } from '../helpers/until.ts';
 
 const fakeLog = () => ({ error: vi.fn() }) as unknown as Logger & { error: ReturnType<typeof vi.fn> };
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 5));
-}
+/** The task runs every millisecond: look as often. */
+const soon = (check: () => boolean) => until(check, Boolean, { everyMs: 5 });
 
 it('never runs two passes at once, and stop() waits for the running pass', async () => {
   let running = 0;
@@ -20,17 +20,17 @@ it('never runs two passes at once, and stop() waits for the running pass', async
     if (passes === 3) await new Promise<void>((r) => (finish = r));
     running--;
   }, fakeLog());
-  await until(() => passes === 3);
+  await soon(() => passes === 3);
   let stopped = false;
   const stopping = task.stop().then(() => (stopped = true));
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20); // on purpose: stop() must still be waiting after time has passed
   expect(stopped).toBe(false);
   finish();
   await stopping;
   expect(stopped).toBe(true);
   expect(maxRunning).toBe(1);
   const after = passes;
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20); // on purpose: no pass may start once stopped, which only passing time shows
   expect(passes).toBe(after);
 });
 
@@ -41,7 +41,7 @@ it('logs a failing pass and goes on with the next', async () => {
     passes++;
     if (passes === 1) throw new Error('boom');
   }, log);
-  await until(() => passes >= 2);
+  await soon(() => passes >= 2);
   await task.stop();
   expect(log.error).toHaveBeenCalledTimes(1);
   expect(log.error.mock.calls[0][0]).toMatchObject({ err: expect.objectContaining({ message: 'boom' }), task: 'sweep' });
