@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe } from 'vitest';
+import { describe, inject } from 'vitest';
 import { tenantClient, type TestTenant } from './client.ts';
 
 export { tenantClient, type TestTenant };
@@ -65,6 +65,9 @@ export interface TestStorage {
 export async function freshStorage(kind: DbKind): Promise<TestStorage> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-test-'));
   const pgdb = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
+  // A copy of the run's initialised and migrated database (test/setup/globalSetup.ts), not initdb again.
+  const template = inject('pgliteTemplate');
+  if (kind === 'pglite' && template) cpSync(template, join(dataDir, 'pglite'), { recursive: true });
   return {
     dataDir,
     databaseUrl: pgdb?.url ?? '',
