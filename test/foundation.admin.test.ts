@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDb, startPlatform, tenantClient, type TestPlatform } from './helpers/platform.ts';
+import { describeEachDb, startInProcess, type TestPlatform } from './helpers/platform.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -11,7 +11,7 @@ describeEachDb('Admin API', (kind) => {
   const admin = async (method: string, path: string, body?: unknown) => json(await p.admin(method, path, body));
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
   });
   afterAll(() => p.stop());
 
@@ -29,7 +29,7 @@ describeEachDb('Admin API', (kind) => {
     expect(t.apiKey.name).toBe('initial admin key');
     expect(t.apiKey.roleType).toBe('Admin');
     expect(t.apiKey.key).toMatch(/^mpk_/);
-    const tenant = tenantClient(p.baseUrl, t.id, t.name, t.apiKey.key);
+    const tenant = p.client(t.id, t.name, t.apiKey.key);
     const keys = await tenant.json('GET', '/core/v1/api-key');
     expect(keys.status).toBe(200);
     expect(keys.body.items.map((k: any) => k.id)).toEqual([t.apiKey.id]);
@@ -111,16 +111,16 @@ describeEachDb('Admin API', (kind) => {
   });
 
   it('a wrong or missing admin token is 401, and a tenant API key is no admin token', async () => {
-    const wrong = await fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { authorization: 'Bearer not-the-token' } });
+    const wrong = await p.fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { authorization: 'Bearer not-the-token' } });
     expect(wrong.status).toBe(401);
     expect(((await wrong.json()) as any).status).toEqual({ code: 'invalid_admin_token', status: 401, message: 'The admin token is wrong' });
-    const missing = await fetch(`${p.baseUrl}/admin/v1/tenants`);
+    const missing = await p.fetch(`${p.baseUrl}/admin/v1/tenants`);
     expect(missing.status).toBe(401);
     expect(((await missing.json()) as any).status.code).toBe('missing_credentials');
     const t = await p.createTenant();
-    const asTenant = await fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { 'x-api-key': t.key, 'x-tenant-id': t.id } });
+    const asTenant = await p.fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { 'x-api-key': t.key, 'x-tenant-id': t.id } });
     expect(asTenant.status).toBe(401);
-    const lowercase = await fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { authorization: `bearer ${p.adminToken}` } });
+    const lowercase = await p.fetch(`${p.baseUrl}/admin/v1/tenants`, { headers: { authorization: `bearer ${p.adminToken}` } });
     expect(lowercase.status).toBe(200);
   });
 });
@@ -130,7 +130,7 @@ describeEachDb('Legacy OAuth', (kind) => {
   let tenantId: string;
   let client: { clientId: string; clientSecret: string };
   const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
-    fetch(`${p.baseUrl}/oauth/token`, {
+    p.fetch(`${p.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(fields).toString(),
@@ -138,7 +138,7 @@ describeEachDb('Legacy OAuth', (kind) => {
   const grant = () => ({ client_id: client.clientId, client_secret: client.clientSecret, grant_type: 'client_credentials' });
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     tenantId = (await p.createTenant()).id;
     const res = await p.admin('POST', `/admin/v1/tenants/${tenantId}/oauth-clients`, { name: 'legacy app' });
     expect(res.status).toBe(201);
@@ -164,14 +164,14 @@ describeEachDb('Legacy OAuth', (kind) => {
 
   it('Authorization: Bearer <token> works in place of X-Api-Key, with the client role', async () => {
     const { access_token } = (await (await form(grant())).json()) as any;
-    const res = await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: `Bearer ${access_token}`, 'x-tenant-id': tenantId } });
+    const res = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: `Bearer ${access_token}`, 'x-tenant-id': tenantId } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).totalCount).toBe(1);
-    const wrongTenant = await fetch(`${p.baseUrl}/core/v1/api-key`, {
+    const wrongTenant = await p.fetch(`${p.baseUrl}/core/v1/api-key`, {
       headers: { authorization: `Bearer ${access_token}`, 'x-tenant-id': '00000000-0000-0000-0000-000000000000' },
     });
     expect(wrongTenant.status).toBe(403);
-    const unknown = await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: 'Bearer nope', 'x-tenant-id': tenantId } });
+    const unknown = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: 'Bearer nope', 'x-tenant-id': tenantId } });
     expect(unknown.status).toBe(401);
     expect(((await unknown.json()) as any).status.code).toBe('invalid_token');
 
@@ -180,8 +180,8 @@ describeEachDb('Legacy OAuth', (kind) => {
       await form({ client_id: viewerClient.clientId, client_secret: viewerClient.clientSecret, grant_type: 'client_credentials' })
     ).json()) as any;
     const headers = { authorization: `Bearer ${viewerToken.access_token}`, 'x-tenant-id': tenantId };
-    expect((await fetch(`${p.baseUrl}/core/v1/api-key`, { headers })).status).toBe(403);
-    expect((await fetch(`${p.baseUrl}/transcoder/v1/presets`, { headers })).status).toBe(200);
+    expect((await p.fetch(`${p.baseUrl}/core/v1/api-key`, { headers })).status).toBe(403);
+    expect((await p.fetch(`${p.baseUrl}/transcoder/v1/presets`, { headers })).status).toBe(200);
   });
 
   it('accepts the client credentials as HTTP Basic (RFC 6749 2.3.1)', async () => {
@@ -212,17 +212,17 @@ describeEachDb('Legacy OAuth', (kind) => {
     const password = await form({ ...grant(), grant_type: 'password' });
     expect(password.status).toBe(400);
     expect(await password.json()).toEqual({ error: 'unsupported_grant_type', error_description: 'Only client_credentials is supported' });
-    const twice = await fetch(`${p.baseUrl}/oauth/token`, {
+    const twice = await p.fetch(`${p.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `client_id=a&client_id=b&client_secret=x&grant_type=client_credentials`,
     });
     expect(twice.status).toBe(400);
     expect(((await twice.json()) as any).error).toBe('invalid_request');
-    const text = await fetch(`${p.baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const text = await p.fetch(`${p.baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
     expect(text.status).toBe(400);
     expect(((await text.json()) as any).error).toBe('invalid_request');
-    const empty = await fetch(`${p.baseUrl}/oauth/token`, { method: 'POST' });
+    const empty = await p.fetch(`${p.baseUrl}/oauth/token`, { method: 'POST' });
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as any).error).toBe('invalid_request');
   });

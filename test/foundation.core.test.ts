@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 const ROLE_IDS = {
   Admin: '0190b0a0-0000-7000-8000-00000000a001',
@@ -12,7 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 describeEachDb('Core', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
-  const as = (key: string) => tenantClient(p.baseUrl, t.id, t.name, key);
+  const as = (key: string) => p.client(t.id, t.name, key);
   const createKey = async (name: string, roleType: string) => {
     const res = await t.json('POST', '/core/v1/api-key', { name, roleType });
     expect(res.status).toBe(200);
@@ -20,7 +20,7 @@ describeEachDb('Core', (kind) => {
   };
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     t = await p.createTenant();
   });
   afterAll(() => p.stop());
@@ -131,7 +131,7 @@ describeEachDb('Core', (kind) => {
     expect(rename.status).toBe(200);
     const second = await solo.json('POST', '/core/v1/api-key', { name: 'second', roleType: 'Admin' });
     expect((await solo.call('DELETE', `/core/v1/api-key/${first.id}`)).status).toBe(204);
-    const viaSecond = tenantClient(p.baseUrl, solo.id, solo.name, second.body.key);
+    const viaSecond = p.client(solo.id, solo.name, second.body.key);
     expect((await viaSecond.json('GET', '/core/v1/api-key')).body.totalCount).toBe(1);
   });
 
@@ -194,11 +194,11 @@ describeEachDb('Roles', (kind) => {
   const keys: Record<string, TestTenant> = {};
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     t = await p.createTenant();
     for (const role of ['Admin', 'Editor', 'Viewer']) {
       const res = await t.json('POST', '/core/v1/api-key', { name: role, roleType: role });
-      keys[role] = tenantClient(p.baseUrl, t.id, t.name, res.body.key);
+      keys[role] = p.client(t.id, t.name, res.body.key);
     }
   });
   afterAll(() => p.stop());

@@ -1,6 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 /** API keys are the collection: the tenant's first key plus `extra` named ones. */
 describeEachDb('Paging contract', (kind) => {
@@ -9,7 +8,7 @@ describeEachDb('Paging contract', (kind) => {
   const names = ['delta', 'alpha', 'echo', 'charlie', 'bravo', 'foxtrot', 'golf'];
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     t = await p.createTenant();
     // One by one, so that creation order (CreatedAt) is the order of `names`.
     for (const name of names) expect((await t.json('POST', '/core/v1/api-key', { name: `key ${name}`, roleType: 'Viewer' })).status).toBe(200);
@@ -106,18 +105,6 @@ describeEachDb('Paging contract', (kind) => {
   });
 });
 
-function rawRequest(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 describeEachDb('Error shape', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
@@ -132,7 +119,7 @@ describeEachDb('Error shape', (kind) => {
   };
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     t = await p.createTenant();
   });
   afterAll(() => p.stop());
@@ -140,12 +127,12 @@ describeEachDb('Error shape', (kind) => {
   it('a wrong Content-Type on a JSON body is 415 unsupported_media_type', async () => {
     const body = JSON.stringify({ name: 'x', roleType: 'Viewer' });
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
-      const res = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: { ...auth(), 'content-type': type }, body });
+      const res = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: { ...auth(), 'content-type': type }, body });
       expect(res.status, type).toBe(415);
       expectErrorShape(await res.text(), 415, 'unsupported_media_type');
     }
     expect((await t.json('GET', '/core/v1/api-key')).body.totalCount).toBe(1);
-    const withCharset = await fetch(`${p.baseUrl}/core/v1/api-key`, {
+    const withCharset = await p.fetch(`${p.baseUrl}/core/v1/api-key`, {
       method: 'POST',
       headers: { ...auth(), 'content-type': 'application/json; charset=utf-8' },
       body,
@@ -155,11 +142,11 @@ describeEachDb('Error shape', (kind) => {
 
   it('malformed JSON is 400 malformed_body; a missing body is 400 naming body', async () => {
     for (const raw of ['{"name":', '{name: "x"}', 'nul', '{"__proto__": {"a": 1}}']) {
-      const res = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: raw });
+      const res = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: raw });
       expect(res.status, raw).toBe(400);
       expectErrorShape(await res.text(), 400, 'malformed_body');
     }
-    const none = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: auth() });
+    const none = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'POST', headers: auth() });
     expect(none.status).toBe(400);
     expect(expectErrorShape(await none.text(), 400, 'validation_failed').errors).toEqual([{ field: 'body', message: 'must be an object' }]);
   });
@@ -171,17 +158,17 @@ describeEachDb('Error shape', (kind) => {
   });
 
   it('an unknown route is 404 route_not_found; a malformed URL escape is 400 malformed_url', async () => {
-    const res = await fetch(`${p.baseUrl}/core/v1/nothing-here?x=1`, { headers: auth() });
+    const res = await p.fetch(`${p.baseUrl}/core/v1/nothing-here?x=1`, { headers: auth() });
     expect(res.status).toBe(404);
     expect(expectErrorShape(await res.text(), 404, 'route_not_found').status.message).toBe('No operation GET /core/v1/nothing-here');
-    const wrongMethod = await fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'PATCH', headers: auth() });
+    const wrongMethod = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { method: 'PATCH', headers: auth() });
     expect(wrongMethod.status).toBe(404);
     const longId = await t.json('GET', `/core/v1/api-key/${'a'.repeat(200)}`);
     expect(longId.status).toBe(400);
     expect(longId.body.errors[0].field).toBe('id');
-    const badUrl = await rawRequest(`${p.baseUrl}/core/v1/api-key/%zz`, 'GET', auth());
+    const badUrl = await p.fetch(`${p.baseUrl}/core/v1/api-key/%zz`, { headers: auth() });
     expect(badUrl.status).toBe(400);
-    expectErrorShape(badUrl.text, 400, 'malformed_url');
+    expectErrorShape(await badUrl.text(), 400, 'malformed_url');
   });
 
   it('a body over 1 MiB is 413 payload_too_large', async () => {

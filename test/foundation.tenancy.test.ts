@@ -1,19 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-
-/** fetch() forbids setting Host; the tenant-host checks need it. */
-function getWithHost(url: string, host: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'GET', headers: { ...headers, host } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 describeEachDb('Tenant isolation', (kind) => {
   let p: TestPlatform;
@@ -22,12 +8,18 @@ describeEachDb('Tenant isolation', (kind) => {
   let aKeyId: string;
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     a = await p.createTenant();
     b = await p.createTenant();
     aKeyId = (await a.json('POST', '/core/v1/api-key', { name: 'a-owned', roleType: 'Viewer' })).body.id;
   });
   afterAll(() => p.stop());
+
+  /** fetch() forbids setting Host; the tenant-host checks need it, and app.inject() takes it. */
+  const getWithHost = async (url: string, host: string, headers: Record<string, string>) => {
+    const res = await p.fetch(url, { headers: { ...headers, host } });
+    return { status: res.status, body: (await res.json()) as any };
+  };
 
   it("a second tenant's key cannot read, change or delete the first tenant's keys: 404 as if missing", async () => {
     for (const [method, body] of [['GET'], ['PUT', { name: 'stolen', roleType: 'Admin' }], ['DELETE']] as const) {
@@ -52,26 +44,26 @@ describeEachDb('Tenant isolation', (kind) => {
   it("one tenant's key with the other tenant's X-Tenant-Id is 403 tenant_mismatch", async () => {
     const res = await b.json('GET', '/core/v1/api-key', undefined);
     expect(res.status).toBe(200);
-    const mixed = tenantClient(p.baseUrl, a.id, a.name, b.key);
+    const mixed = p.client(a.id, a.name, b.key);
     const refused = await mixed.json('GET', '/core/v1/api-key');
     expect(refused.status).toBe(403);
     expect(refused.body.status).toEqual({ code: 'tenant_mismatch', status: 403, message: 'X-Tenant-Id does not match the tenant of the credentials' });
-    const garbage = await tenantClient(p.baseUrl, 'not-a-uuid', a.name, a.key).json('GET', '/core/v1/api-key');
+    const garbage = await p.client('not-a-uuid', a.name, a.key).json('GET', '/core/v1/api-key');
     expect(garbage.status).toBe(403);
     expect(garbage.body.status.code).toBe('tenant_mismatch');
   });
 
   it('a missing X-Tenant-Id is 400 naming the header; missing or unknown credentials are 401', async () => {
-    const noTenant = await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { 'x-api-key': a.key } });
+    const noTenant = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { 'x-api-key': a.key } });
     expect(noTenant.status).toBe(400);
     expect(await noTenant.json()).toEqual({
       status: { code: 'validation_failed', status: 400, message: 'X-Tenant-Id: the header is required' },
       errors: [{ field: 'X-Tenant-Id', message: 'is required' }],
     });
-    const noKey = await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { 'x-tenant-id': a.id } });
+    const noKey = await p.fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { 'x-tenant-id': a.id } });
     expect(noKey.status).toBe(401);
     expect(((await noKey.json()) as any).status.code).toBe('missing_credentials');
-    const badKey = await tenantClient(p.baseUrl, a.id, a.name, 'mpk_nope').json('GET', '/core/v1/api-key');
+    const badKey = await p.client(a.id, a.name, 'mpk_nope').json('GET', '/core/v1/api-key');
     expect(badKey.status).toBe(401);
     expect(badKey.body.status.code).toBe('invalid_api_key');
   });

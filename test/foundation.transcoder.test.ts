@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PRESETS, type Preset } from '../src/modules/transcoder/presets.ts';
-import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 
 const FIELDS = ['allowedExtensionsFile', 'createsDownload', 'description', 'hasVerticalOrientation', 'id', 'mediaType', 'name', 'noTranscoding'];
 
@@ -15,7 +15,7 @@ describeEachDb('Transcoder presets', (kind) => {
   };
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    p = await startInProcess(kind);
     t = await p.createTenant();
     all = (await list()).items;
   });
@@ -104,8 +104,8 @@ describeEachDb('Transcoder presets', (kind) => {
 
   it('every role can read presets; without credentials it is 401', async () => {
     const viewer = (await t.json('POST', '/core/v1/api-key', { name: 'v', roleType: 'Viewer' })).body.key;
-    expect((await tenantClient(p.baseUrl, t.id, t.name, viewer).call('GET', '/transcoder/v1/presets')).status).toBe(200);
-    const anon = await fetch(`${p.baseUrl}/transcoder/v1/presets`);
+    expect((await p.client(t.id, t.name, viewer).call('GET', '/transcoder/v1/presets')).status).toBe(200);
+    const anon = await p.fetch(`${p.baseUrl}/transcoder/v1/presets`);
     expect(anon.status).toBe(401);
   });
 });

@@ -1,5 +1,7 @@
 /** A tenant's developer calling the API over HTTP (no test runner needed: benchmarks use it too). */
 export interface TestTenant {
+  /** How this client reaches the platform: `fetch`, or app.inject() for a platform without a port (inject.ts). */
+  fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
   id: string;
   name: string;
   key: string;
@@ -8,9 +10,9 @@ export interface TestTenant {
   json<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
-export function tenantClient(baseUrl: string, id: string, name: string, key: string): TestTenant {
+export function tenantClient(baseUrl: string, id: string, name: string, key: string, send: TestTenant['fetch'] = fetch): TestTenant {
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(baseUrl + path, {
+    send(baseUrl + path, {
       method,
       headers: {
         'x-api-key': key,
@@ -21,6 +23,7 @@ export function tenantClient(baseUrl: string, id: string, name: string, key: str
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
   return {
+    fetch: send,
     id,
     name,
     key,

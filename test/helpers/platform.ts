@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, inject } from 'vitest';
 import { tenantClient, type TestTenant } from './client.ts';
+import { injectFetch, type Fetch } from './inject.ts';
 
 export { tenantClient, type TestTenant };
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -42,14 +43,18 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promi
 
 export interface TestPlatform extends Platform {
   kind: DbKind;
+  /** Where the platform answers: its port, or (in process) its public URL, which only `fetch` below reaches. */
   baseUrl: string;
   config: Config;
+  /** `fetch` to this platform: over its port, or through app.inject() when it has none. Other URLs go to `fetch`. */
+  fetch: Fetch;
+  /** A tenant's developer holding this key, calling this platform. */
+  client(id: string, name: string, key: string): TestTenant;
   /** Creates a tenant through the admin API; returns what a tenant's developer holds. */
   createTenant(name?: string): Promise<TestTenant>;
   admin(method: string, path: string, body?: unknown): Promise<Response>;
   stop(): Promise<void>;
 }
-
 
 let tenantCounter = 0;
 
@@ -82,37 +87,67 @@ export async function freshStorage(kind: DbKind): Promise<TestStorage> {
  * Starts the whole platform on a real port, on a fresh database and data directory, or on `storage` when given
  * (which `stop` then leaves in place).
  */
-export async function startPlatform(
+export function startPlatform(
   kind: DbKind,
   env: Record<string, string> = {},
   storage?: TestStorage,
   opts: { logger?: LoggerSetting } = {},
 ): Promise<TestPlatform> {
+  return start(kind, env, storage, true, opts);
+}
+
+/**
+ * The whole platform (database, queues, workers) without a port: `p.fetch` and its tenants' calls go through
+ * app.inject(). For tests of what the routes answer; a test of the HTTP server itself (Node's parser, sockets,
+ * streaming uploads, another process) needs `startPlatform`.
+ */
+export function startInProcess(kind: DbKind, env: Record<string, string> = {}, opts: { logger?: LoggerSetting } = {}): Promise<TestPlatform> {
+  return start(kind, env, undefined, false, opts);
+}
+
+async function start(
+  kind: DbKind,
+  env: Record<string, string>,
+  storage: TestStorage | undefined,
+  listen: boolean,
+  opts: { logger?: LoggerSetting },
+): Promise<TestPlatform> {
   const own = storage ?? (await freshStorage(kind));
   const config = loadConfig({ ...process.env, DATABASE_URL: own.databaseUrl, MEDIAPLANE_DATA_DIR: own.dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
   const platform = await openPlatform(config, opts);
-  const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });
-  const baseUrl = address.replace('127.0.0.1', 'localhost');
-  config.publicUrl = new URL(baseUrl);
+  let baseUrl: string;
+  let send: Fetch;
+  if (listen) {
+    const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = address.replace('127.0.0.1', 'localhost');
+    config.publicUrl = new URL(baseUrl);
+    send = fetch;
+  } else {
+    baseUrl = config.publicUrl.origin;
+    send = injectFetch(platform.app, baseUrl);
+  }
 
   const admin = (method: string, path: string, body?: unknown) =>
-    fetch(baseUrl + path, {
+    send(baseUrl + path, {
       method,
       headers: { authorization: `Bearer ${platform.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
+  const client = (id: string, name: string, key: string) => tenantClient(baseUrl, id, name, key, send);
 
   return {
     ...platform,
     kind,
     baseUrl,
     config,
+    fetch: send,
+    client,
     admin,
     async createTenant(name = `tenant-${process.pid}-${++tenantCounter}`) {
       const res = await admin('POST', '/admin/v1/tenants', { name });
       if (res.status !== 201) throw new Error(`tenant create failed: ${res.status} ${await res.text()}`);
       const t = (await res.json()) as any;
-      return tenantClient(baseUrl, t.id, t.name, t.apiKey.key);
+      return client(t.id, t.name, t.apiKey.key);
     },
     async stop() {
       await platform.close();

@@ -15,7 +15,7 @@ export async function uploadFile(t: TestTenant, path: string, name = basename(pa
       const length = Math.min(partSize, size - i * partSize);
       const buf = Buffer.alloc(length);
       await fh.read(buf, 0, length, i * partSize);
-      const res = await fetch(url, { method: 'PUT', body: buf });
+      const res = await t.fetch(url, { method: 'PUT', body: buf });
       if (!res.ok) throw new Error(`part ${i + 1} failed: ${res.status} ${await res.text()}`);
       parts.push({ partNumber: i + 1, eTag: res.headers.get('etag')! });
     }
