@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, listening, mediaplane, start, waitReady, type Run } from './helpers/process.ts';
+import { sleep, until } from './helpers/until.ts';
 
 const alive = (pid: number) => {
   try {
@@ -56,11 +57,11 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
       upload.on('error', reject);
     });
     upload.write(Buffer.alloc(size / 2, 1));
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200); // on purpose: the half part reaches the server before it is told to stop
 
     npm.child.kill('SIGTERM');
     // Shutting down: no new connections taken, the one in flight still open.
-    while (await listening(port)) await new Promise((r) => setTimeout(r, 50));
+    await until(() => listening(port), (up) => !up, { everyMs: 50, what: 'the port to close' });
     upload.end(Buffer.alloc(size / 2, 2));
     expect(await answered).toBe(200);
     const ended = await npm.exit;

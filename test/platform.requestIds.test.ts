@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, startPlatform, type TestPlatform } from './helpers/platform.ts';
+import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 /** Every line the platform logs, parsed. */
@@ -10,15 +11,7 @@ function captureLogs() {
   return { logger, lines };
 }
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const seen = <T>(what: string, probe: () => T | undefined) => until(probe, (found) => found !== undefined, { timeoutMs: 30_000, what }) as Promise<T>;
 
 describeEachDb('request ids', (kind) => {
   let p: TestPlatform;
@@ -55,7 +48,7 @@ describeEachDb('request ids', (kind) => {
     const { fileId } = await start.json();
 
     // The expiry job runs in a worker, later, outside the request: its log lines carry the request's id.
-    const job = await until('the expiry job finishing', () => lines.find((l) => l.requestId === requestId && l.msg === 'job finished'));
+    const job = await seen('the expiry job finishing', () => lines.find((l) => l.requestId === requestId && l.msg === 'job finished'));
     expect(job).toMatchObject({ job: expect.stringContaining('expire'), jobId: expect.any(String) });
     expect(lines.some((l) => l.requestId === requestId && l.msg === 'job started')).toBe(true);
 
@@ -63,7 +56,7 @@ describeEachDb('request ids', (kind) => {
     const [delivered] = await receiver.waitFor((r) => r.some((x) => x.json?.data?.id === fileId), 30_000);
     const received = receiver.received.find((x) => x.json?.data?.id === fileId)!;
     expect(delivered).toBeDefined();
-    const line = await until('the delivery log line', () => lines.find((l) => l.msg === 'webhook delivery' && l.eventId === received.json.id));
+    const line = await seen('the delivery log line', () => lines.find((l) => l.msg === 'webhook delivery' && l.eventId === received.json.id));
     expect(line).toMatchObject({ requestId, deliveryRequestId: received.headers['x_request_id'], responseCode: 200, ok: true });
     expect(line.deliveryRequestId).not.toBe(requestId);
   }, 60_000);

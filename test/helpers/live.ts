@@ -10,6 +10,7 @@ import {
   type LivePipelineOptions,
   type LiveRendition,
 } from '../../src/media/live/index.ts';
+import { until } from './until.ts';
 
 export const quietLog = () => pino({ level: process.env.LIVE_TEST_LOG ?? 'warn' });
 
@@ -21,13 +22,7 @@ export const TINY_LADDER: LiveRendition[] = [
 
 /** Polls `check` until it returns something truthy; fails with `what` after `timeoutMs` (a hang guard, not a threshold). */
 export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 45_000): Promise<NonNullable<T>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return (await until(check, Boolean, { timeoutMs, what })) as NonNullable<T>;
 }
 
 /** A pipeline whose output is written into `outDir` (as the module will write to the object store). */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, Socket } from 'node:net';
+import { PROCESS_START_TIMEOUT_MS, until } from './until.ts';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = new URL('../../bin/mediaplane.js', import.meta.url).pathname;
@@ -46,18 +47,12 @@ export async function cli(args: string[], env: Record<string, string>, cwd = ROO
   return { code, out: r.output() };
 }
 
-export async function waitReady(base: string, server: Run, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+export async function waitReady(base: string, server: Run, timeoutMs = PROCESS_START_TIMEOUT_MS): Promise<void> {
+  const ready = async () => {
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`server exited early:\n${server.output()}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not ready after ${timeoutMs} ms:\n${server.output()}`);
+    return fetch(`${base}/readyz`).then((r) => r.status, () => 0); // 0: not listening yet
+  };
+  await until(ready, (status) => status === 200, { timeoutMs, what: () => `${base}/readyz; output so far:\n${server.output()}` });
 }
 
 /** Whether something accepts connections on the port. */
