@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, startPlatform, tenantClient, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { expectedSignatures, sleep, WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { until } from './helpers/until.ts';
+import { expectedSignatures, WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '2000', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '60000' };
 
@@ -10,20 +11,11 @@ async function exampleReceiver(secret: string): Promise<{ url: string; output: (
   const child = spawn(process.execPath, ['examples/webhook-receiver.mjs'], { env: { ...process.env, MEDIAPLANE_WEBHOOK_SECRET: secret, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
-  for (let i = 0; i < 100 && !/listening on (\d+)/.test(output); i++) await sleep(100);
-  const port = /listening on (\d+)/.exec(output)![1];
+  const [, port] = (await until(() => /listening on (\d+)/.exec(output), (m) => m !== null, { timeoutMs: 30_000, what: 'the example receiver to listen' }))!;
   return { url: `http://127.0.0.1:${port}/`, output: () => output, child };
 }
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last ${JSON.stringify(v)}`);
-    await sleep(100);
-  }
-}
+const seen = <T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean) => until(fn, ok, { timeoutMs: 15_000, what });
 
 describeEachDb('signing secret rotation', (kind) => {
   let p: TestPlatform;
@@ -79,7 +71,7 @@ describeEachDb('signing secret rotation', (kind) => {
 
     // The README's receiver accepts the delivery with the old secret and with the new one.
     for (const hook of [oldHook, newHook]) {
-      const items = await until(`delivery to ${hook}`, () => deliveries(t, hook), (all) => all.some((i) => i.payload.data.id === keyId && i.status === 'Delivered'));
+      const items = await seen(`delivery to ${hook}`, () => deliveries(t, hook), (all) => all.some((i) => i.payload.data.id === keyId && i.status === 'Delivered'));
       const item = items.find((i) => i.payload.data.id === keyId);
       expect(item.sendAttempts.at(-1)).toMatchObject({ responseCode: 200, responseContent: 'ok' });
     }
@@ -104,7 +96,7 @@ describeEachDb('signing secret rotation', (kind) => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.previousSecretExpirationDate).toBeNull();
     await createKey(t, 'refused');
-    const [item] = await until('a refused attempt', () => deliveries(t, hook), (items) => items[0]?.sendAttempts.length > 0);
+    const [item] = await seen('a refused attempt', () => deliveries(t, hook), (items) => items[0]?.sendAttempts.length > 0);
     expect(item.sendAttempts[0]).toMatchObject({ responseCode: 401, responseContent: 'bad signature' });
   }, 60_000);
 

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tenantClient } from './helpers/client.ts';
 import { makeClip } from './helpers/media.ts';
 import { cli, freePort, mediaplane, waitReady, type Run } from './helpers/process.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
+import { uploadFile } from './helpers/upload.ts';
 
 /** The master playlist, one variant playlist and its first segment of an HLS endpoint, each answered 200. */
 async function playable(url: string): Promise<{ master: string; segmentBytes: number }> {
@@ -44,7 +45,7 @@ describe('backup and restore of the embedded install (PGlite and the file store)
     const t = tenantClient(base, created.id, created.name, created.apiKey.key);
     const fileId = await uploadFile(t, await makeClip(work, 'clip', { seconds: 2, audio: [] }));
     const asset = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body;
-    await waitFor(() => t.json('GET', `/vod/v1/assets/${asset.id}`), (r) => r.body.status === 'Available' || r.body.status === 'Failed', 120_000);
+    await until(() => t.json('GET', `/vod/v1/assets/${asset.id}`), (r) => r.body.status === 'Available' || r.body.status === 'Failed', { timeoutMs: 120_000 });
 
     const archive = join(work, 'backup.tar.gz');
     const made = await cli(['backup', archive], env);
