@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
-import { waitFor } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 /**
@@ -77,7 +77,7 @@ describeEachDb('Live channel end to end', (kind) => {
       MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '200',
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
     };
-    const ready = () => waitFor(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, 60_000);
+    const ready = () => until(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, { timeoutMs: 60_000 });
     server = startServer(env);
     await ready();
     const created = (await (await fetch(`${base}/admin/v1/tenants`, { method: 'POST', headers: { authorization: 'Bearer live-token', 'content-type': 'application/json' }, body: JSON.stringify({ name: `live-${kind}` }) })).json()) as any;
@@ -88,7 +88,7 @@ describeEachDb('Live channel end to end', (kind) => {
     const status = async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status as string;
     expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
     // The input-loss colour is output until an encoder connects: the channel is On without one.
-    await waitFor(status, (s) => s === 'On', 60_000);
+    await until(status, (s) => s === 'On', { timeoutMs: 60_000 });
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
     const ingest = conf.input.transportPrimaryIngestUrl as string;
     expect(ingest).toMatch(new RegExp(`^rtmp://localhost:${rtmpPort}/live/[A-Za-z0-9_-]{32}$`));
@@ -120,7 +120,7 @@ describeEachDb('Live channel end to end', (kind) => {
     // The owner's statistics (written every 10 s): what the encoder sent, and the player that fetched segments.
     const metrics = async () => (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=3600`)).body.metrics;
     const sum = (m: any) => m.data.reduce((a: number, d: any) => a + d.value, 0);
-    const stats = await waitFor(metrics, (m) => sum(m.inputBitrate) > 0 && sum(m.ingestConnectedSeconds) > 0, 30_000, 500);
+    const stats = await until(metrics, (m) => sum(m.inputBitrate) > 0 && sum(m.ingestConnectedSeconds) > 0, { timeoutMs: 30_000, everyMs: 500 });
     expect(sum(stats.segmentsWritten)).toBeGreaterThan(0);
     expect(sum(stats.inputFrameRate)).toBeGreaterThan(0);
 
@@ -140,7 +140,7 @@ describeEachDb('Live channel end to end', (kind) => {
     expect(second.times.at(-1)!).toBeGreaterThan(second.times[0]);
 
     expect((await t.call('POST', `/live/v1/channels/${id}/stop`)).status).toBe(200);
-    await waitFor(status, (s) => s === 'Off', 30_000);
+    await until(status, (s) => s === 'Off', { timeoutMs: 30_000 });
     // Stopping disconnects the encoder.
     expect(await push.exited).not.toBe(0);
     await receiver.waitFor((r) => r.some((x) => x.json?.type === 'live.channel.off' && x.json.data.id === id), 30_000);

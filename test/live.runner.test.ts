@@ -8,7 +8,7 @@ import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { waitFor } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * The channel runner against a stand-in media layer: what it records and when (statuses, events, leases, statistics,
@@ -113,7 +113,7 @@ describeEachDb('Live channel runner', (kind) => {
     return r;
   };
   const status = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status;
-  const waitStatus = (id: string, wanted: string) => waitFor(() => status(id), (s) => s === wanted, 20_000, 50);
+  const waitStatus = (id: string, wanted: string) => until(() => status(id), (s) => s === wanted, { timeoutMs: 20_000, everyMs: 50 });
   const eventTypes = async (id: string) =>
     (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
       .filter((e) => (e.data as any).id === id)
@@ -148,22 +148,22 @@ describeEachDb('Live channel runner', (kind) => {
     expect(ingest.connect(key, '::ffff:10.1.2.3')).toBe(id);
     // An encoder crash (the media layer restarts it) shows in internalStatus and as an error event; status stays On.
     pipeline.opts.onEvent({ type: 'encoder.failed', message: 'ffmpeg exited with signal SIGSEGV' });
-    await waitFor(() => t.json('GET', `/live/v1/channels/${id}`), (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus), 10_000, 50);
+    await until(() => t.json('GET', `/live/v1/channels/${id}`), (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus), { timeoutMs: 10_000, everyMs: 50 });
     expect(await status(id)).toBe('On');
     pipeline.opts.onEvent({ type: 'encoder.recovered' });
-    await waitFor(() => t.json('GET', `/live/v1/channels/${id}`), (r) => r.body.internalStatus === 'InputConnected', 10_000, 50);
+    await until(() => t.json('GET', `/live/v1/channels/${id}`), (r) => r.body.internalStatus === 'InputConnected', { timeoutMs: 10_000, everyMs: 50 });
     expect(pipeline.inputs.at(-1)).toMatchObject({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
     expect(pipeline.inputs.at(-1)!.bytesReceived!()).toBe(1000);
-    await waitFor(() => eventTypes(id), (e) => e.includes('live.channel.input.connected'), 10_000, 50);
+    await until(() => eventTypes(id), (e) => e.includes('live.channel.input.connected'), { timeoutMs: 10_000, everyMs: 50 });
     ingest.disconnect(id);
     expect(pipeline.inputs.at(-1)).toBeNull();
-    await waitFor(() => eventTypes(id), (e) => e.includes('live.channel.input.lost'), 10_000, 50);
+    await until(() => eventTypes(id), (e) => e.includes('live.channel.input.lost'), { timeoutMs: 10_000, everyMs: 50 });
     expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toBe('InputLost');
 
     // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
     expect(ingest.connect(key, '10.1.2.3')).toBe(id);
     const rotated = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.split('/').pop();
-    await waitFor(async () => ingest.kicked.includes(id), (v) => v, 10_000, 50);
+    await until(async () => ingest.kicked.includes(id), (v) => v, { timeoutMs: 10_000, everyMs: 50 });
     expect(ingest.connect(key, '10.1.2.3')).toMatch(/^refused/);
     expect(ingest.connect(rotated, '10.1.2.3')).toBe(id);
 
@@ -276,10 +276,10 @@ describeEachDb('Live channel runner', (kind) => {
     try {
       const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate.png` } } });
       await t.call('POST', `/live/v1/channels/${id}/start`);
-      await waitFor(() => lease(id), (o) => o === 'live-slow', 10_000, 20);
+      await until(() => lease(id), (o) => o === 'live-slow', { timeoutMs: 10_000, everyMs: 20 });
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
-      await waitFor(async () => answered, (v) => v, 10_000, 20);
+      await until(async () => answered, (v) => v, { timeoutMs: 10_000, everyMs: 20 });
       await new Promise((r) => setTimeout(r, 200));
       // The start went no further than the fetch, or its pipeline was stopped: no encoder is left running.
       const pipeline = fake.pipelines.get(id);
@@ -304,14 +304,14 @@ describeEachDb('Live channel runner', (kind) => {
     expect(a.pipelines.get(id)!.stopped).toBe(true);
     const b = fakeMedia();
     runner('live-two', b.media);
-    await waitFor(() => lease(id), (o) => o === 'live-two', 10_000, 50);
-    await waitFor(async () => b.pipelines.has(id), (v) => v, 10_000, 50);
+    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
+    await until(async () => b.pipelines.has(id), (v) => v, { timeoutMs: 10_000, everyMs: 50 });
     expect(await status(id)).toBe('On');
 
     // An owner that died leaves its lease to run out (3 s here); then a live process takes the channel.
     const dead = new Date(Date.now() - 1000);
     await p.ctx.db.update(liveChannels).set({ leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
-    await waitFor(() => lease(id), (o) => o === 'live-two', 10_000, 50);
+    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
     expect(await status(id)).toBe('On');
     expect((await eventTypes(id)).filter((e) => e === 'live.channel.on')).toHaveLength(1);
 

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpload, uploadFile as uploadBytes } from './helpers/files.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { uploadFile, waitFor } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
+import { uploadFile } from './helpers/upload.ts';
 
 /**
  * Issue 14, items 5, 6 and 9: one validation rule everywhere (coercion only where HTTP gives strings, never in JSON
@@ -45,7 +46,7 @@ describeEachDb('Validation: no silent accepts', (kind) => {
     const created = await send('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: clipId }], preset: 'remux-hls-mp4', title: 'first' });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     assetId = created.body.id;
-    const asset = await waitFor(() => send('GET', `/vod/v1/assets/${assetId}`), (r) => r.body.status === 'Available' || r.body.status === 'Error', 150_000);
+    const asset = await until(() => send('GET', `/vod/v1/assets/${assetId}`), (r) => r.body.status === 'Available' || r.body.status === 'Error', { timeoutMs: 150_000 });
     expect(asset.body.status, JSON.stringify(asset.body)).toBe('Available');
     outputId = asset.body.outputs[0].id;
     // A first start of the embedded database and a transcode, on a machine shared with other suites.
