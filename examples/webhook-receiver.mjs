@@ -21,7 +21,7 @@ function verified(headers, body) {
   if (String(headers['webhook-signature'] ?? '').split(' ').some((signature) => same(signature, expected))) return true;
   // Without Standard Webhooks headers, the spec's signature alone: hex HMAC-SHA256 of the raw body, keyed with the
   // newest secret (it has no timestamp, so it cannot refuse a replay).
-  return !headers['webhook-signature'] && same(hmac(secret, body, 'hex'), String(headers['x_svc_signature_v1'] ?? ''));
+  return !headers['webhook-signature'] && same(hmac(secret, body, 'hex'), String(headers.x_svc_signature_v1 ?? ''));
 }
 
 createServer((req, res) => {

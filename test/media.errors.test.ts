@@ -41,7 +41,7 @@ function ffmpegProcessesUsing(path: string): string[] {
 
 beforeAll(async () => {
   src = await makeClip(dir, 'src', { width: 320, height: 180, seconds: 2 });
-  server = createServer((req, res) => {
+  server = createServer((_req, res) => {
     res.statusCode = 404;
     res.end('no such object');
   });

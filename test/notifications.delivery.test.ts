@@ -78,14 +78,14 @@ describeEachDb('webhook delivery', (kind) => {
       expect(new Date(got.json.time).getTime()).toBeGreaterThanOrEqual(before - 1000);
       expect(got.json.data).toEqual({ id: keyId, name: 'ci key', roleType: 'Viewer' });
       expect(got.headers['content-type']).toBe('application/json');
-      expect(got.headers['x_request_id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(got.headers.x_request_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(got.headers['webhook-id']).toBe(got.json.id);
       expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
       const expected = expectedSignatures(secret, got);
-      expect(got.headers['x_svc_signature_v1']).toBe(expected.svc);
+      expect(got.headers.x_svc_signature_v1).toBe(expected.svc);
       expect(got.headers['webhook-signature']).toBe(expected.standard);
     }
-    expect(created.headers['x_request_id']).not.toBe(deleted.headers['x_request_id']);
+    expect(created.headers.x_request_id).not.toBe(deleted.headers.x_request_id);
     await quiet(300);
     expect(r.received).toHaveLength(2); // not the tenant's first key: it was created before the webhook
 
@@ -228,7 +228,7 @@ describeEachDb('webhook delivery', (kind) => {
     expect(first).toEqual({ status: 200, body: { responseCode: 200, responseContent: 'hello from receiver' } });
     const [got] = r.received;
     expect(got.json).toMatchObject({ type: 'webhook.test', source: `/tenant/${t.id}`, specVersion: '1.0', data: { id, name: 'hook' } });
-    expect(got.headers['x_svc_signature_v1']).toBe(expectedSignatures(secretBody.secret, got).svc);
+    expect(got.headers.x_svc_signature_v1).toBe(expectedSignatures(secretBody.secret, got).svc);
     expect(got.headers['webhook-signature']).toBe(expectedSignatures(secretBody.secret, got).standard);
 
     const second = await t.json('POST', `/notifications/v1/webhook/${id}/test`);
@@ -287,7 +287,7 @@ describeEachDb('webhook delivery', (kind) => {
 
   it('the README receiver verifies real deliveries and refuses forged and stale requests', async () => {
     const example = readFileSync(new URL('../examples/webhook-receiver.mjs', import.meta.url), 'utf8');
-    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain('```js\n' + example + '```');
+    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain(`\`\`\`js\n${example}\`\`\``);
 
     const t = await p.createTenant();
     const { body: secretBody } = await t.json('GET', '/notifications/v1/webhook/signature-secret');
@@ -328,7 +328,7 @@ describeEachDb('webhook delivery', (kind) => {
       expect(await send(body, now)).toBe(200);
       expect(await send(body.replace('verified', 'forged'), now)).toBe(401);
       expect(await send(body, now - 600)).toBe(401);
-      expect(await send(body, now, 'whsec_' + Buffer.alloc(32, 7).toString('base64'))).toBe(401);
+      expect(await send(body, now, `whsec_${Buffer.alloc(32, 7).toString('base64')}`)).toBe(401);
     } finally {
       child.kill();
     }

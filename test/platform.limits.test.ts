@@ -26,7 +26,7 @@ function answerWithoutBody(baseUrl: string, path: string, headers: Record<string
     socket.on('close', () => resolve(answer));
     const lines = [`POST ${path} HTTP/1.1`, `Host: ${url.host}`, 'Content-Type: application/json', `Content-Length: ${contentLength}`];
     for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-    socket.write(lines.join('\r\n') + '\r\n\r\n');
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
 }
 

@@ -57,7 +57,7 @@ describeEachDb('request ids', (kind) => {
     const received = receiver.received.find((x) => x.json?.data?.id === fileId)!;
     expect(delivered).toBeDefined();
     const line = await seen('the delivery log line', () => lines.find((l) => l.msg === 'webhook delivery' && l.eventId === received.json.id));
-    expect(line).toMatchObject({ requestId, deliveryRequestId: received.headers['x_request_id'], responseCode: 200, ok: true });
+    expect(line).toMatchObject({ requestId, deliveryRequestId: received.headers.x_request_id, responseCode: 200, ok: true });
     expect(line.deliveryRequestId).not.toBe(requestId);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRange } from '../src/storage/range.ts';
-import { FsObjectStore } from '../src/storage/fsStore.ts';
+import type { FsObjectStore } from '../src/storage/fsStore.ts';
 import { md5, startUpload } from './helpers/files.ts';
 import { startPlatform, type TestPlatform } from './helpers/platform.ts';
 

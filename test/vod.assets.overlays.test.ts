@@ -32,7 +32,7 @@ describeEachDb('VOD overlays fetched from URLs', (kind) => {
     cleanup();
   });
 
-  async function overlaid(p: TestPlatform, t: TestTenant, path: string) {
+  async function overlaid(_p: TestPlatform, t: TestTenant, path: string) {
     const fileId = await uploadFile(t, await makeClip(dir, `clip-${kind}-${path.slice(1)}-${Date.now()}`, { width: 320, height: 180, seconds: 2, color: 'blue' }));
     const create = await t.json('POST', '/vod/v1/assets', {
       transcodedSources: [{ fileId }],

@@ -135,7 +135,7 @@ export async function writeMasterPlaylist(
     if (audioCodecs) attrs.push(`CODECS=${quote(audioCodecs)}`);
     lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${groups}`, uri(audio[0].playlist));
   }
-  await writeFile(path, lines.join('\n') + '\n');
+  await writeFile(path, `${lines.join('\n')}\n`);
 }
 
 /** Declares a finished media playlist VOD (players may then cache it and show the whole timeline). */
@@ -160,7 +160,7 @@ export async function writeSubtitlePlaylist(vttPath: string, durationS: number):
     relative(dirname(playlist), vttPath),
     '#EXT-X-ENDLIST',
   ];
-  await writeFile(playlist, lines.join('\n') + '\n');
+  await writeFile(playlist, `${lines.join('\n')}\n`);
   return playlist;
 }
 

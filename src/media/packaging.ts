@@ -160,7 +160,7 @@ export async function addCaptionsToMpd(mpdPath: string, captions: OutputTrack[])
   });
   const at = xml.lastIndexOf('</Period>');
   if (at < 0) throw new Error('manifest.mpd has no Period');
-  await writeFile(mpdPath, xml.slice(0, at) + sets.join('\n') + '\n\t' + xml.slice(at));
+  await writeFile(mpdPath, `${xml.slice(0, at)}${sets.join('\n')}\n\t${xml.slice(at)}`);
 }
 
 /**

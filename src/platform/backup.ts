@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -65,7 +66,7 @@ export async function readBackup(dir: string): Promise<{ database: Buffer; objec
  * Files an object store is still writing (`*.tmp`) are skipped. Returns the number of files in `to`'s tree.
  */
 export async function linkTree(from: string, to: string): Promise<number> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(from, { withFileTypes: true });
   } catch (e) {

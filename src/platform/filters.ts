@@ -48,7 +48,7 @@ export function hasAllAttributes(column: AnyColumn, attributes: string[] | strin
 }
 
 export function normalizeAttributeFilter(raw: string): string {
-  const m = /^\[([^\]]+)\]=(.*)$/.exec(raw) ?? /^([^=\[\]]+)=(.*)$/.exec(raw);
+  const m = /^\[([^\]]+)\]=(.*)$/.exec(raw) ?? /^([^=[\]]+)=(.*)$/.exec(raw);
   if (!m) throw validationError('attributes', `"${raw}" is not of the form [key]=value`);
   return `${m[1]}=${m[2]}`;
 }

@@ -28,7 +28,7 @@ function specifiers(source: string): string[] {
 function violations(files: string[]): string[] {
   return files.flatMap((file) =>
     specifiers(readFileSync(file, 'utf8'))
-      .filter((s) => s.startsWith('.') && (resolve(dirname(file), s) + '/').startsWith(MODULES + '/'))
+      .filter((s) => s.startsWith('.') && (`${resolve(dirname(file), s)}/`).startsWith(`${MODULES}/`))
       .map((s) => `${relative(ROOT, file)} -> ${s}`),
   );
 }

@@ -35,7 +35,7 @@ export function runArgs(a: RunArgs): string[] {
   const top = a.renditions.reduce((m, r) => (r.height > m.height ? r : m), a.renditions[0] ?? { width: 640, height: 360, frameRate: 25 } as LiveRendition);
   const fps = top.frameRate;
   const args = ['-progress', 'pipe:1', '-stats_period', '0.5'];
-  let videoIn = '0:v';
+  const videoIn = '0:v';
   let audioIn = '0:a:0';
   if (a.source.kind === 'live') {
     // The ingest replays its cached metadata and headers at once: a short probe is enough and saves a second per switch.

@@ -45,7 +45,7 @@ export function masterPlaylist(tracks: Track[]): string {
   const lines = ['#EXTM3U', '#EXT-X-VERSION:7', '#EXT-X-INDEPENDENT-SEGMENTS'];
   if (video.length === 0 && audio) {
     lines.push(`#EXT-X-STREAM-INF:BANDWIDTH=${audio.bandwidth},CODECS="${audio.codec}"`, `${audio.name}.m3u8`);
-    return lines.join('\n') + '\n';
+    return `${lines.join('\n')}\n`;
   }
   if (audio) {
     lines.push(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="${audio.name}.m3u8"`);
@@ -58,7 +58,7 @@ export function masterPlaylist(tracks: Track[]): string {
       `${v.name}.m3u8`,
     );
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** A sliding window over the track's segments, with a discontinuity and a new map where the run changes. */
@@ -82,7 +82,7 @@ export function mediaPlaylist(track: Track, windowSegments: number, segmentSecon
     const at = availabilityStart + (s.decodeTime / track.timescale!) * 1000;
     lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(at).toISOString()}`, `#EXTINF:${s.duration.toFixed(6)},`, segmentKey(track.name, s.sequence));
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 const iso = (seconds: number) => `PT${Number(seconds.toFixed(3))}S`;
@@ -153,5 +153,5 @@ export function dashManifest(o: MpdOptions): string {
     out.push('  </Period>');
   }
   out.push(`  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="${new Date(o.now).toISOString()}"/>`, '</MPD>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

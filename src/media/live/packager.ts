@@ -152,7 +152,7 @@ export class Packager {
       if (info.timescale !== track.timescale) throw new Error(`the timescale of ${track.name} changed between runs`);
       inits.set(track, init);
     }
-    const newPeriod = this.tracks.some((t) => !t.periodInit || !t.periodInit.equals(inits.get(t)!));
+    const newPeriod = this.tracks.some((t) => !t.periodInit?.equals(inits.get(t)!));
     if (newPeriod && this.periods.length > 0) {
       const changed = this.tracks.filter((t) => !t.periodInit!.equals(inits.get(t)!)).map((t) => {
         const a = t.periodInit!;

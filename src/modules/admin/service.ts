@@ -9,7 +9,7 @@ import { conflict, notFound, validationError } from '../../platform/errors.ts';
 import { textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { isRoleType, type RoleType } from '../../platform/roles.ts';
+import { isRoleType, } from '../../platform/roles.ts';
 import { createApiKey } from '../core/service.ts';
 import { oauthClients, oauthTokens } from './tables.ts';
 
@@ -111,6 +111,7 @@ export class OAuthError extends Error {
  * Control characters (NUL above all, which PostgreSQL cannot even compare) are in no client id or secret we issue,
  * and RFC 7617 forbids them in Basic credentials: such credentials are refused before the database sees them.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 export async function issueToken(db: Queryable, form: Record<string, string | undefined>, ttlSeconds: number) {

@@ -26,7 +26,7 @@ const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
  * (720p30 ≈ 2800, 1080p30 ≈ 5000 with the square-root curve), scaled with the frame rate.
  */
 function bitrateKbps(width: number, height: number, frameRate: number): number {
-  const base = Math.round(Math.pow(width * height, 0.75) * 0.075);
+  const base = Math.round((width * height) ** 0.75 * 0.075);
   return Math.max(200, Math.round(base * Math.min(2, frameRate / 30)));
 }
 

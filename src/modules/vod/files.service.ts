@@ -250,7 +250,7 @@ async function removeFile(ctx: PlatformContext, row: FileRow, reason: string): P
 /** The sweeper's job: an upload still not completed at its deadline is deleted and its storage freed. */
 export async function expireUpload(ctx: PlatformContext, { tenantId, fileId }: ExpireUploadJob): Promise<void> {
   const row = await findFile(ctx.db, tenantId, fileId);
-  if (!row || row.status !== 'Uploading') return;
+  if (row?.status !== 'Uploading') return;
   const deadline = uploadDeadline(ctx, row.createDate);
   // The TTL was raised since the upload started: look again at the new deadline.
   if (deadline.getTime() > Date.now()) return void (await ctx.jobs.send(expireUploadJob, { tenantId, fileId }, { startAfter: deadline }));
