@@ -209,7 +209,9 @@ function report(results: Measure[]): void {
   console.log(`\n${KEYS} keys in the tenant; ${CONNECTIONS} connections, ${DURATION} s per measurement.`);
   console.log('Throughput ratio = platform req/s / bare req/s. CPU ratio = bare CPU per request / platform CPU per request');
   console.log('(server process plus, on PostgreSQL, its database backends): the ratio if CPU were the only limit, whatever else runs.\n');
-  console.log('| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare p99 ms | bare CPU ms/req | throughput ratio | CPU ratio |');
+  console.log(
+    '| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare p99 ms | bare CPU ms/req | throughput ratio | CPU ratio |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const { db, name, bytes, real, bare } of results) {
     console.log(
@@ -220,7 +222,9 @@ function report(results: Measure[]): void {
   const target = results.find((m) => m.db === 'postgres' && m.name.startsWith('GET /core/v1/api-key'));
   if (target) {
     const ratio = target.real.rps / target.bare.rps;
-    console.log(`\nTarget (authenticated list on PostgreSQL >= ${TARGET * 100}% of the bare route's throughput): ${(ratio * 100).toFixed(0)}% ${ratio >= TARGET ? 'met' : 'MISSED'}`);
+    console.log(
+      `\nTarget (authenticated list on PostgreSQL >= ${TARGET * 100}% of the bare route's throughput): ${(ratio * 100).toFixed(0)}% ${ratio >= TARGET ? 'met' : 'MISSED'}`,
+    );
   }
 }
 
@@ -262,7 +266,11 @@ async function startup(): Promise<Startup> {
   try {
     const first = await serve();
     const cli: Startup['cli'] = [];
-    for (const [name, args] of [['node -e 0', ['-e', '0']], ['mediaplane --help', [bin, '--help']], ['mediaplane tenant list (server running)', [bin, 'tenant', 'list']]] as const) {
+    for (const [name, args] of [
+      ['node -e 0', ['-e', '0']],
+      ['mediaplane --help', [bin, '--help']],
+      ['mediaplane tenant list (server running)', [bin, 'tenant', 'list']],
+    ] as const) {
       await timed([...args], env); // warm the file cache
       const times: number[] = [];
       for (let i = 0; i < runs; i++) times.push(await timed([...args], env));
@@ -310,7 +318,16 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** Until `url` answers 2xx (a fetch that fails: not listening yet). */
-const waitFor = (url: string, timeoutMs = 60_000) => until(() => fetch(url).then((r) => r.ok, () => false), Boolean, { timeoutMs, what: url });
+const waitFor = (url: string, timeoutMs = 60_000) =>
+  until(
+    () =>
+      fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    Boolean,
+    { timeoutMs, what: url },
+  );
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -73,7 +73,9 @@ export async function run(_args: string[] = []): Promise<void> {
       offset: 0,
       dir: '<dir>',
     });
-    console.log(`ladder: ${LADDER.map((r) => `${r.width}x${r.height}@${r.videoBitrate / 1000}k`).join(', ')}, ${SEGMENT_SECONDS} s segments, ${seconds} s per phase`);
+    console.log(
+      `ladder: ${LADDER.map((r) => `${r.width}x${r.height}@${r.videoBitrate / 1000}k`).join(', ')}, ${SEGMENT_SECONDS} s segments, ${seconds} s per phase`,
+    );
     console.log(`command (by hand and in the pipeline): ffmpeg -hide_banner -nostdin -loglevel error ${handArgs.join(' ')}\n`);
 
     // Latency and CPU, one channel: by hand, then the pipeline, then by hand again (the machine is shared).
@@ -92,7 +94,14 @@ export async function run(_args: string[] = []): Promise<void> {
         let ffmpegDir: string;
         if (side === 'hand') {
           mkdirSync(channelDir, { recursive: true });
-          const args = runArgs({ source: { kind: 'live', url: ingest.inputUrl(channelId)!, loop: false }, renditions: LADDER, audioOnly: false, segmentSeconds: SEGMENT_SECONDS, offset: 0, dir: channelDir });
+          const args = runArgs({
+            source: { kind: 'live', url: ingest.inputUrl(channelId)!, loop: false },
+            renditions: LADDER,
+            audioOnly: false,
+            segmentSeconds: SEGMENT_SECONDS,
+            offset: 0,
+            dir: channelDir,
+          });
           const child = spawn(ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { stdio: 'ignore' });
           playlist = `${channelId}/720p/index.m3u8`;
           ffmpegDir = channelDir;
@@ -124,7 +133,15 @@ export async function run(_args: string[] = []): Promise<void> {
       const first = segs.map((s) => s.playableAt - s.firstFrame);
       const last = segs.map((s) => s.playableAt - s.lastFrame);
       const written = segs.flatMap((x) => (x.writtenToPlayable === undefined ? [] : [x.writtenToPlayable]));
-      return { first: median(first), firstMax: Math.max(...first), last: median(last), written: median(written), writtenMax: Math.max(...written), cpu: mean(rs.map((r) => r.cpu)), n: segs.length };
+      return {
+        first: median(first),
+        firstMax: Math.max(...first),
+        last: median(last),
+        written: median(written),
+        writtenMax: Math.max(...written),
+        cpu: mean(rs.map((r) => r.cpu)),
+        n: segs.length,
+      };
     };
     const hand = summary('hand');
     const pipe = summary('pipeline');
@@ -132,7 +149,9 @@ export async function run(_args: string[] = []): Promise<void> {
       `${name.padEnd(9)} first frame → playable: median ${s.first.toFixed(2)} s (max ${s.firstMax.toFixed(2)} s); last frame → playable: median ${s.last.toFixed(2)} s; segment written → playable: median ${s.written.toFixed(3)} s (max ${s.writtenMax.toFixed(3)} s); CPU ${(s.cpu * 100).toFixed(0)}% of a core (${s.n} segments)`;
     console.log(row('by hand', hand));
     console.log(row('pipeline', pipe));
-    console.log(`ratio pipeline/hand: latency (first frame) ${(pipe.first / hand.first).toFixed(2)}×, segment written → playable ${(pipe.written / hand.written).toFixed(2)}× (+${((pipe.written - hand.written) * 1000).toFixed(0)} ms), CPU ${(pipe.cpu / hand.cpu).toFixed(2)}×`);
+    console.log(
+      `ratio pipeline/hand: latency (first frame) ${(pipe.first / hand.first).toFixed(2)}×, segment written → playable ${(pipe.written / hand.written).toFixed(2)}× (+${((pipe.written - hand.written) * 1000).toFixed(0)} ms), CPU ${(pipe.cpu / hand.cpu).toFixed(2)}×`,
+    );
 
     // Channels at once, each with its own encoder, until one falls behind real time.
     for (let n = 1; n <= maxChannels; n++) {
@@ -163,7 +182,11 @@ export async function run(_args: string[] = []): Promise<void> {
         await Promise.all(ids.map((id) => pipelines.get(id)!.stop()));
       }
     }
-    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (1/5/15 min) at the end`);
+    console.log(
+      `machine: ${cpus().length} cores, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (1/5/15 min) at the end`,
+    );
   } finally {
     await ingest.close();
     await new Promise((r) => http.close(r));
@@ -200,13 +223,47 @@ function startEncoder(port: number, key: string): { child: ChildProcess; t0: () 
   const child = spawn(
     ffmpegPath(),
     [
-      '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-stats_period', '0.2',
-      '-re', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30',
-      '-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
-      '-filter_complex', `${bits};[0:v][bc]overlay=0:0,format=yuv420p[v]`,
-      '-map', '[v]', '-map', '1:a',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '60', '-b:v', '4M',
-      '-c:a', 'aac', '-b:a', '128k', '-f', 'flv', `rtmp://127.0.0.1:${port}/live/${key}`,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-progress',
+      'pipe:1',
+      '-stats_period',
+      '0.2',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=1280x720:rate=30',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-filter_complex',
+      `${bits};[0:v][bc]overlay=0:0,format=yuv420p[v]`,
+      '-map',
+      '[v]',
+      '-map',
+      '1:a',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      '60',
+      '-b:v',
+      '4M',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-f',
+      'flv',
+      `rtmp://127.0.0.1:${port}/live/${key}`,
     ],
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
@@ -229,7 +286,15 @@ function startEncoder(port: number, key: string): { child: ChildProcess; t0: () 
 }
 
 /** Polls the top rung's playlist over HTTP; each new segment is fetched; its frames' barcodes are read afterwards. */
-async function watch(base: string, playlist: string, channelDir: string, encoder: ReturnType<typeof startEncoder>, seconds: number, pids: () => number[], ffmpegDir: string) {
+async function watch(
+  base: string,
+  playlist: string,
+  channelDir: string,
+  encoder: ReturnType<typeof startEncoder>,
+  seconds: number,
+  pids: () => number[],
+  ffmpegDir: string,
+) {
   const seen = new Map<string, { at: number; body: Buffer; init: Buffer; written?: number }>();
   const playlistDir = playlist.slice(0, playlist.lastIndexOf('/') + 1);
   let cpuStart: { ffmpeg: number; node: NodeJS.CpuUsage; at: number } | undefined;
@@ -265,9 +330,22 @@ async function watch(base: string, playlist: string, channelDir: string, encoder
   for (const { at, body, init, written } of [...seen.values()].slice(2)) {
     const frames = await barcodes(channelDir, init, body);
     if (frames.length === 0) continue;
-    stamped.push({ writtenToPlayable: written === undefined ? undefined : (at - written) / 1000, playableAt: at, firstFrame: t0 + (frames[0]! / 30) * 1000, lastFrame: t0 + (frames.at(-1)! / 30) * 1000 });
+    stamped.push({
+      writtenToPlayable: written === undefined ? undefined : (at - written) / 1000,
+      playableAt: at,
+      firstFrame: t0 + (frames[0]! / 30) * 1000,
+      lastFrame: t0 + (frames.at(-1)! / 30) * 1000,
+    });
   }
-  return { stamped: stamped.map((s) => ({ writtenToPlayable: s.writtenToPlayable, playableAt: s.playableAt / 1000, firstFrame: s.firstFrame / 1000, lastFrame: s.lastFrame / 1000 })), cpu };
+  return {
+    stamped: stamped.map((s) => ({
+      writtenToPlayable: s.writtenToPlayable,
+      playableAt: s.playableAt / 1000,
+      firstFrame: s.firstFrame / 1000,
+      lastFrame: s.lastFrame / 1000,
+    })),
+    cpu,
+  };
 }
 
 /** The frame numbers in a segment, read from the barcode strip of every frame. */

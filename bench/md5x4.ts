@@ -26,7 +26,12 @@ export async function run(args: string[]): Promise<void> {
 
   const viaKernel = () => {
     const states = [0, 1, 2, 3].map(() => new Md5State());
-    for (let at = 0; at < laneBytes; at += MiB) kernel.update(states, [0, 1, 2, 3].map((k) => start(k) + at), MiB / 64);
+    for (let at = 0; at < laneBytes; at += MiB)
+      kernel.update(
+        states,
+        [0, 1, 2, 3].map((k) => start(k) + at),
+        MiB / 64,
+      );
     return states.map((s) => md5Finish(kernel, s, new Uint8Array(0)));
   };
   const viaCrypto = () => {
@@ -34,7 +39,11 @@ export async function run(args: string[]): Promise<void> {
     for (let at = 0; at < laneBytes; at += MiB) for (let k = 0; k < 4; k++) hashes[k].update(lane(k).subarray(at, at + MiB));
     return hashes.map((h) => h.digest('hex'));
   };
-  const oneStream = () => [createHash('md5').update(Buffer.from(memory.buffer, start(0), total)).digest('hex')];
+  const oneStream = () => [
+    createHash('md5')
+      .update(Buffer.from(memory.buffer, start(0), total))
+      .digest('hex'),
+  ];
 
   // The very first call runs in V8's baseline compiler (Liftoff); later ones in the optimized code.
   const cold = new Md5State();
@@ -66,7 +75,9 @@ export async function run(args: string[]): Promise<void> {
   ];
   console.log(`MB/s = 10^6 bytes/s over ${passes} passes: best and median by wall time, best by this process's CPU time`);
   for (const [label, r] of rows) {
-    console.log(`  ${label.padEnd(62)} ${r.best.toFixed(0).padStart(5)} MB/s best  ${r.median.toFixed(0).padStart(5)} median  ${r.cpuBest.toFixed(0).padStart(5)} by CPU time`);
+    console.log(
+      `  ${label.padEnd(62)} ${r.best.toFixed(0).padStart(5)} MB/s best  ${r.median.toFixed(0).padStart(5)} median  ${r.cpuBest.toFixed(0).padStart(5)} by CPU time`,
+    );
   }
   console.log(`  md5x4 first call, before V8 tiers it up (1 MiB per lane)          ${coldMBs.toFixed(0).padStart(5)} MB/s`);
   const [kernelRow, cryptoRow, oneRow] = rows.map(([, r]) => r);

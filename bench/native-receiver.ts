@@ -9,10 +9,14 @@ const MiB = 1024 * 1024;
 export function buildNativeReceiver(dir: string): { binary: string } | { skipped: string } {
   const binary = join(dir, 'native-receiver');
   try {
-    execFileSync('cc', ['-O2', '-o', binary, new URL('./native-receiver.c', import.meta.url).pathname, '-lcrypto', '-lpthread'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync('cc', ['-O2', '-o', binary, new URL('./native-receiver.c', import.meta.url).pathname, '-lcrypto', '-lpthread'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     return { binary };
   } catch (e) {
-    const stderr = String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim().split('\n')[0];
+    const stderr = String((e as { stderr?: Buffer }).stderr ?? (e as Error).message)
+      .trim()
+      .split('\n')[0];
     return { skipped: `cc could not build bench/native-receiver.c (needs a C compiler and libssl-dev): ${stderr}` };
   }
 }
@@ -56,10 +60,18 @@ export function kernelShareOfOpenSsl(): number {
   };
   const viaKernel = cpuSeconds(() => {
     const states = [0, 1, 2, 3].map(() => new Md5State());
-    for (let offset = 0; offset < lane; offset += MiB) kernel.update(states, [0, 1, 2, 3].map((k) => at(k) + offset), MiB / 64);
+    for (let offset = 0; offset < lane; offset += MiB)
+      kernel.update(
+        states,
+        [0, 1, 2, 3].map((k) => at(k) + offset),
+        MiB / 64,
+      );
   });
   const viaOpenSsl = cpuSeconds(() => {
-    for (let k = 0; k < 4; k++) createHash('md5').update(Buffer.from(memory.buffer, at(k), lane)).digest();
+    for (let k = 0; k < 4; k++)
+      createHash('md5')
+        .update(Buffer.from(memory.buffer, at(k), lane))
+        .digest();
   });
   return Math.min(100, Math.round((100 * viaKernel) / viaOpenSsl));
 }

@@ -15,7 +15,13 @@ import { uploadFile } from '../test/helpers/upload.ts';
  */
 export async function throughApi(source: string): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-api-'));
-  const config = loadConfig({ ...process.env, DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'bench', LOG_LEVEL: 'warn' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
+    MEDIAPLANE_DATA_DIR: dataDir,
+    MEDIAPLANE_ADMIN_TOKEN: 'bench',
+    LOG_LEVEL: 'warn',
+  });
   const platform = await openPlatform(config);
   try {
     const address = await platform.app.listen({ port: 0, host: '127.0.0.1' });
@@ -28,7 +34,11 @@ export async function throughApi(source: string): Promise<number> {
       transcodedSources: [{ fileId, transcodingTracks: [{ trackSelector: { trackId: '1' }, type: 'Audio' }] }],
       preset: 'hls-h264-ladder',
     });
-    const asset = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 3600_000, everyMs: 200 });
+    const asset = await until(
+      () => t.json('GET', `/vod/v1/assets/${body.id}`),
+      (r) => ['Available', 'Error'].includes(r.body?.status),
+      { timeoutMs: 3600_000, everyMs: 200 },
+    );
     if (asset.body.status !== 'Available') throw new Error(`asset failed: ${asset.body.errorMessage}`);
     return performance.now() - start;
   } finally {

@@ -26,9 +26,30 @@ export async function run(_args: string[] = []): Promise<void> {
     const source = join(dir, 'source.mp4');
     const made = Date.now();
     await runFfmpeg([
-      '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
-      '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', '60', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-y', source,
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-crf',
+      '18',
+      '-g',
+      '60',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+      '-y',
+      source,
     ]);
     console.log(`source: ${seconds} s ${width}x${height}p30 + AAC, generated in ${((Date.now() - made) / 1000).toFixed(1)} s`);
     const request = { input: source, tracks: [{ type: 'Audio' as const, index: 1 }], preset };
@@ -91,10 +112,20 @@ export async function run(_args: string[] = []): Promise<void> {
     console.log(row('transcode()', pipeline));
     console.log(row('API: upload → Available', api));
     const ratio = (side: Timing[], f: (t: Timing) => number) => (mean(side.map(f)) / mean(hand.map(f))).toFixed(3);
-    console.log(`\nratio transcode() / by hand: wall time ${ratio(pipeline, (t) => t.wallMs)}, time to first playable ${ratio(pipeline, (t) => t.firstPlayableMs)}`);
-    console.log(`ratio API (upload → Available) / by hand: wall time ${ratio(api, (t) => t.wallMs)}, time to first playable ${ratio(api, (t) => t.firstPlayableMs)}`);
-    console.log(`transcode() outside ffmpeg (probing, planning, master and caption playlists): ${pipeline.map((t) => `${(t.outsideFfmpegMs! / 1000).toFixed(2)} s`).join(', ')}`);
-    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (1/5/15 min) at the end`);
+    console.log(
+      `\nratio transcode() / by hand: wall time ${ratio(pipeline, (t) => t.wallMs)}, time to first playable ${ratio(pipeline, (t) => t.firstPlayableMs)}`,
+    );
+    console.log(
+      `ratio API (upload → Available) / by hand: wall time ${ratio(api, (t) => t.wallMs)}, time to first playable ${ratio(api, (t) => t.firstPlayableMs)}`,
+    );
+    console.log(
+      `transcode() outside ffmpeg (probing, planning, master and caption playlists): ${pipeline.map((t) => `${(t.outsideFfmpegMs! / 1000).toFixed(2)} s`).join(', ')}`,
+    );
+    console.log(
+      `machine: ${cpus().length} cores, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (1/5/15 min) at the end`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -126,7 +157,9 @@ async function timed(outDir: string, work: () => Promise<void>): Promise<Timing>
 function playable(hlsDir: string): boolean {
   const master = join(hlsDir, 'master.m3u8');
   if (!existsSync(master)) return false;
-  const rung = readFileSync(master, 'utf8').split('\n').find((l) => l.trim() && !l.startsWith('#'));
+  const rung = readFileSync(master, 'utf8')
+    .split('\n')
+    .find((l) => l.trim() && !l.startsWith('#'));
   const playlist = rung && join(hlsDir, rung.trim());
   return !!playlist && existsSync(playlist) && readFileSync(playlist, 'utf8').includes('#EXTINF');
 }

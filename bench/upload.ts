@@ -51,11 +51,32 @@ export async function run(): Promise<void> {
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/cli.ts', 'serve'], {
-      cwd: new URL('..', import.meta.url).pathname,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'bench', LOG_LEVEL: 'warn', DATABASE_URL: '', MEDIAPLANE_STORAGE_URL: '', MEDIAPLANE_PUBLIC_URL: base },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    server = spawn(
+      process.execPath,
+      [
+        ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+        ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+        '--import',
+        'tsx',
+        'src/cli.ts',
+        'serve',
+      ],
+      {
+        cwd: new URL('..', import.meta.url).pathname,
+        env: {
+          ...process.env,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          MEDIAPLANE_DATA_DIR: dataDir,
+          MEDIAPLANE_ADMIN_TOKEN: 'bench',
+          LOG_LEVEL: 'warn',
+          DATABASE_URL: '',
+          MEDIAPLANE_STORAGE_URL: '',
+          MEDIAPLANE_PUBLIC_URL: base,
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     await waitUp(base);
     const tenant = await json('POST', `${base}/admin/v1/tenants`, { name: 'bench' }, { authorization: 'Bearer bench' });
     const headers = { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id };
@@ -68,7 +89,9 @@ export async function run(): Promise<void> {
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 20);
 
-    console.log(`upload ${(size / 1024 / 1024).toFixed(0)} MiB (${media ? 'Matroska, random 4096x4096 frames' : 'random bytes'}), ${inFlight} in flight, embedded store, client ${client}`);
+    console.log(
+      `upload ${(size / 1024 / 1024).toFixed(0)} MiB (${media ? 'Matroska, random 4096x4096 frames' : 'random bytes'}), ${inFlight} in flight, embedded store, client ${client}`,
+    );
     console.log(`  dd (conv=fdatasync)   ${ddRate.toFixed(0).padStart(6)} MB/s  (best of ${ddRuns.map((x) => `${(mb / x).toFixed(0)}`).join(', ')} MB/s)`);
     for (const label of ['first upload after start', 'second upload (warm)']) {
       const cpuBefore = cpu();
@@ -102,9 +125,15 @@ export async function run(): Promise<void> {
       warmRate = upRate;
       partSize = start.partSize;
       console.log(`  ${label}: ${start.partsCount} parts of ${start.partSize / 1024 / 1024} MiB`);
-      console.log(`    upload + complete   ${upRate.toFixed(0).padStart(6)} MB/s  (${uploadSeconds.toFixed(2)} s)  = ${((100 * upRate) / ddRate).toFixed(0)}% of dd`);
-      console.log(`      of which parts     ${(mb / partsSeconds).toFixed(0).padStart(6)} MB/s  (${partsSeconds.toFixed(2)} s), complete + fsync ${(uploadSeconds - partsSeconds).toFixed(2)} s`);
-      console.log(`    server CPU          ${cpuSeconds.toFixed(2)} s (${(mb / cpuSeconds).toFixed(0)} MB per CPU second); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+      console.log(
+        `    upload + complete   ${upRate.toFixed(0).padStart(6)} MB/s  (${uploadSeconds.toFixed(2)} s)  = ${((100 * upRate) / ddRate).toFixed(0)}% of dd`,
+      );
+      console.log(
+        `      of which parts     ${(mb / partsSeconds).toFixed(0).padStart(6)} MB/s  (${partsSeconds.toFixed(2)} s), complete + fsync ${(uploadSeconds - partsSeconds).toFixed(2)} s`,
+      );
+      console.log(
+        `    server CPU          ${cpuSeconds.toFixed(2)} s (${(mb / cpuSeconds).toFixed(0)} MB per CPU second); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+      );
       console.log(`    client CPU          ${clientSeconds.toFixed(2)} s (${client}, and this process's RSS sampling)`);
       if (process.env.BENCH_THREADS) {
         const after = threadCpu(server!.pid!);
@@ -113,7 +142,9 @@ export async function run(): Promise<void> {
     }
     clearInterval(sampler);
     rssPeak = Math.max(rssPeak, rss());
-    console.log(`  server RSS            ${(rssBefore / 1e6).toFixed(0)} MB before, ${(rssPeak / 1e6).toFixed(0)} MB peak: +${((rssPeak - rssBefore) / 1e6).toFixed(1)} MB`);
+    console.log(
+      `  server RSS            ${(rssBefore / 1e6).toFixed(0)} MB before, ${(rssPeak / 1e6).toFixed(0)} MB peak: +${((rssPeak - rssBefore) / 1e6).toFixed(1)} MB`,
+    );
     console.log(`  stored bytes identical to the source both times (md5 ${sourceMd5})`);
     server.kill('SIGTERM');
     await new Promise((r) => server!.once('exit', r));
@@ -132,7 +163,16 @@ export async function run(): Promise<void> {
  * ETags, checked), then hashing only the share that costs what the 4-lane kernel costs, which bounds what any server
  * with that kernel could reach on this machine.
  */
-async function nativeReference(o: { dir: string; partsDir: string; size: number; partSize: number; sourceMd5: string; port: number; ddRate: number; warmRate: number }): Promise<void> {
+async function nativeReference(o: {
+  dir: string;
+  partsDir: string;
+  size: number;
+  partSize: number;
+  sourceMd5: string;
+  port: number;
+  ddRate: number;
+  warmRate: number;
+}): Promise<void> {
   const built = buildNativeReceiver(o.dir);
   if ('skipped' in built) return console.log(`  reference receiver skipped: ${built.skipped}`);
   const share = kernelShareOfOpenSsl();
@@ -140,7 +180,10 @@ async function nativeReference(o: { dir: string; partsDir: string; size: number;
   const urls = partFiles.map((_, i) => `http://127.0.0.1:${o.port}/part?partNumber=${i + 1}`);
   console.log(`  reference: a minimal C receiver (bench/native-receiver.c), the same ${partFiles.length} parts and client`);
   let bound = 0;
-  for (const [label, percent] of [['MD5 by OpenSSL (real ETags)', 100], [`MD5 at the 4-lane kernel's cost (${share}% of OpenSSL's)`, share]] as const) {
+  for (const [label, percent] of [
+    ['MD5 by OpenSSL (real ETags)', 100],
+    [`MD5 at the 4-lane kernel's cost (${share}% of OpenSSL's)`, share],
+  ] as const) {
     const file = join(o.dir, 'native.out');
     const receiver = await startNativeReceiver(built.binary, o.port, file, o.partSize, percent);
     const cpu = () => processCpu(receiver.pid);
@@ -152,11 +195,14 @@ async function nativeReference(o: { dir: string; partsDir: string; size: number;
     const cpuSeconds = cpu() - cpuBefore;
     await receiver.stop();
     if (statSync(file).size !== o.size || md5File(file) !== o.sourceMd5) throw new Error('the reference receiver stored other bytes');
-    if (percent === 100 && eTags.some((eTag, i) => eTag !== `"${md5File(join(o.partsDir, partFiles[i]))}"`)) throw new Error('the reference receiver answered a wrong ETag');
+    if (percent === 100 && eTags.some((eTag, i) => eTag !== `"${md5File(join(o.partsDir, partFiles[i]))}"`))
+      throw new Error('the reference receiver answered a wrong ETag');
     rmSync(file);
     const rate = o.size / 1e6 / seconds;
     bound = rate;
-    console.log(`    ${label.padEnd(52)} ${rate.toFixed(0).padStart(6)} MB/s = ${((100 * rate) / o.ddRate).toFixed(0)}% of dd, receiver CPU ${cpuSeconds.toFixed(2)} s`);
+    console.log(
+      `    ${label.padEnd(52)} ${rate.toFixed(0).padStart(6)} MB/s = ${((100 * rate) / o.ddRate).toFixed(0)}% of dd, receiver CPU ${cpuSeconds.toFixed(2)} s`,
+    );
   }
   console.log(`  Mediaplane's warm upload = ${((100 * o.warmRate) / bound).toFixed(0)}% of the reference's bound`);
 }
@@ -168,7 +214,26 @@ async function nativeReference(o: { dir: string; partsDir: string; size: number;
 function writeVideo(path: string, mib: number): string {
   const frames = join(dirname(path), 'frames.raw');
   writeSource(frames, Math.max(1, Math.round(mib / 16)) * 16 * 1024 * 1024);
-  execFileSync('ffmpeg', ['-v', 'error', '-f', 'rawvideo', '-pixel_format', 'gray', '-video_size', '4096x4096', '-framerate', '25', '-i', frames, '-c:v', 'copy', '-f', 'matroska', '-y', path]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-f',
+    'rawvideo',
+    '-pixel_format',
+    'gray',
+    '-video_size',
+    '4096x4096',
+    '-framerate',
+    '25',
+    '-i',
+    frames,
+    '-c:v',
+    'copy',
+    '-f',
+    'matroska',
+    '-y',
+    path,
+  ]);
   rmSync(frames);
   return md5File(path);
 }
@@ -189,7 +254,13 @@ function writeSource(path: string, size: number): string {
 
 /** utime + stime of a process, in seconds: its CPU cost whatever else the machine is doing. */
 function processCpu(pid: number): number {
-  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0) / 100;
+  return (
+    readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .split(') ')[1]
+      .split(' ')
+      .slice(11, 13)
+      .reduce((a, b) => a + Number(b), 0) / 100
+  );
 }
 
 /** CPU seconds of each thread of a process, by thread id and name. */
@@ -223,12 +294,21 @@ async function curlParts(urls: string[], partsDir: string, inFlight: number): Pr
   child.stdout.on('data', (d) => (out += d));
   const code = await new Promise((r) => child.once('exit', r));
   if (code !== 0) throw new Error(`curl exited with ${code}`);
-  const byUrl = new Map(out.trim().split('\n').map((line) => line.split(' ') as [string, string]));
+  const byUrl = new Map(
+    out
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ') as [string, string]),
+  );
   return urls.map((url) => byUrl.get(url)!);
 }
 
 /** Node's own HTTP client, each part streamed from the source file (BENCH_CLIENT=node). */
-async function nodeParts(start: { partsCount: number; partSize: number; lastPartSize: number; multipartUrls: string[] }, source: string, inFlight: number): Promise<string[]> {
+async function nodeParts(
+  start: { partsCount: number; partSize: number; lastPartSize: number; multipartUrls: string[] },
+  source: string,
+  inFlight: number,
+): Promise<string[]> {
   const eTags: string[] = [];
   let next = 0;
   await Promise.all(
@@ -255,13 +335,26 @@ function putPart(url: string, file: string, start: number, length: number): Prom
 }
 
 async function json(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
-  const res = await fetch(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(url, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
   return JSON.parse(text);
 }
 
-const waitUp = (base: string) => until(() => fetch(`${base}/healthz`).then((r) => r.ok, () => false), Boolean, { timeoutMs: 60_000, everyMs: 200, what: 'the server to start' });
+const waitUp = (base: string) =>
+  until(
+    () =>
+      fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    Boolean,
+    { timeoutMs: 60_000, everyMs: 200, what: 'the server to start' },
+  );
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

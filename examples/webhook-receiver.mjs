@@ -18,7 +18,12 @@ function verified(headers, body) {
   const timestamp = String(headers['webhook-timestamp']);
   if (!(Math.abs(Date.now() / 1000 - Number(timestamp)) <= MAX_AGE_SECONDS)) return false;
   const expected = `v1,${hmac(Buffer.from(secret.slice('whsec_'.length), 'base64'), `${id}.${timestamp}.${body}`, 'base64')}`;
-  if (String(headers['webhook-signature'] ?? '').split(' ').some((signature) => same(signature, expected))) return true;
+  if (
+    String(headers['webhook-signature'] ?? '')
+      .split(' ')
+      .some((signature) => same(signature, expected))
+  )
+    return true;
   // Without Standard Webhooks headers, the spec's signature alone: hex HMAC-SHA256 of the raw body, keyed with the
   // newest secret (it has no timestamp, so it cannot refuse a replay).
   return !headers['webhook-signature'] && same(hmac(secret, body, 'hex'), String(headers.x_svc_signature_v1 ?? ''));

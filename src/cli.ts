@@ -54,7 +54,10 @@ tenant
     });
   });
 
-for (const [command, status] of [['block', 'Blocked'], ['unblock', 'Active']] as const) {
+for (const [command, status] of [
+  ['block', 'Blocked'],
+  ['unblock', 'Active'],
+] as const) {
   tenant
     .command(`${command} <idOrName>`)
     .description(`set a tenant's status to ${status}`)

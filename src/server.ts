@@ -26,12 +26,15 @@ export interface Platform {
 const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
 
 /** Opens the database (taking the data directory lock for embedded PGlite), migrates it and opens the platform. */
-export async function openPlatform(config: Config, opts: {
+export async function openPlatform(
+  config: Config,
+  opts: {
     logger?: LoggerSetting;
     onAdminTokenCreated?: (token: string, path: string) => void;
     /** Told what a long start is doing (a first start creates the database). */
     onProgress?: (step: string) => void;
-  } = {}): Promise<Platform> {
+  } = {},
+): Promise<Platform> {
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   const { log, http: logRequests } = platformLogger(opts.logger, config.logLevel);
   let database: Database | undefined;

@@ -183,7 +183,7 @@ describeEachDb('Core', (kind) => {
     const created = await createKey('hashed', 'Viewer');
     const { rows } = await p.database.executeSql('select key_hash from api_keys where id = $1', [created.id]);
     expect(rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
-    const { rows: found } = await p.database.executeSql("select count(*)::int as n from api_keys where key_hash = $1 or name = $1", [created.key]);
+    const { rows: found } = await p.database.executeSql('select count(*)::int as n from api_keys where key_hash = $1 or name = $1', [created.key]);
     expect(found[0].n).toBe(0);
   });
 });

@@ -88,7 +88,8 @@ describeEachDb('Cached lists with a bearer token', (kind) => {
       })
     ).json()) as any;
     const list = async () =>
-      ((await (await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: `Bearer ${token.access_token}`, 'x-tenant-id': t.id } })).json()) as any).totalCount;
+      ((await (await fetch(`${p.baseUrl}/core/v1/api-key`, { headers: { authorization: `Bearer ${token.access_token}`, 'x-tenant-id': t.id } })).json()) as any)
+        .totalCount;
     expect(await list()).toBe(1);
     await t.json('POST', '/core/v1/api-key', { name: 'second', roleType: 'Editor' });
     expect(await list()).toBe(2);
@@ -96,28 +97,28 @@ describeEachDb('Cached lists with a bearer token', (kind) => {
 });
 
 describe.runIf(process.env.TEST_DATABASE_URL)('Cached lists across processes [postgres]', () => {
-    let storage: TestStorage;
-    let a: TestPlatform;
-    let b: TestPlatform;
-    beforeAll(async () => {
-      storage = await freshStorage('postgres');
-      a = await startPlatform('postgres', {}, storage);
-      b = await startPlatform('postgres', {}, storage);
-    });
-    afterAll(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
-      await storage?.drop();
-    });
+  let storage: TestStorage;
+  let a: TestPlatform;
+  let b: TestPlatform;
+  beforeAll(async () => {
+    storage = await freshStorage('postgres');
+    a = await startPlatform('postgres', {}, storage);
+    b = await startPlatform('postgres', {}, storage);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await storage?.drop();
+  });
 
-    it('a key created or deleted through one platform process shows in the other one\'s next list', async () => {
-      const viaA = await a.createTenant();
-      const viaB = tenantClient(b.baseUrl, viaA.id, viaA.name, viaA.key);
-      const count = async () => (await viaA.json('GET', '/core/v1/api-key')).body.totalCount;
-      expect(await count()).toBe(1);
-      expect(await count()).toBe(1);
-      const created = await viaB.json('POST', '/core/v1/api-key', { name: 'made in b', roleType: 'Viewer' });
-      expect(await count()).toBe(2);
-      await viaB.call('DELETE', `/core/v1/api-key/${created.body.id}`);
-      expect(await count()).toBe(1);
-    });
+  it("a key created or deleted through one platform process shows in the other one's next list", async () => {
+    const viaA = await a.createTenant();
+    const viaB = tenantClient(b.baseUrl, viaA.id, viaA.name, viaA.key);
+    const count = async () => (await viaA.json('GET', '/core/v1/api-key')).body.totalCount;
+    expect(await count()).toBe(1);
+    expect(await count()).toBe(1);
+    const created = await viaB.json('POST', '/core/v1/api-key', { name: 'made in b', roleType: 'Viewer' });
+    expect(await count()).toBe(2);
+    await viaB.call('DELETE', `/core/v1/api-key/${created.body.id}`);
+    expect(await count()).toBe(1);
+  });
 });

@@ -53,7 +53,10 @@ async function cli(args: string[], env: Record<string, string>, timeoutMs = 20_0
 async function waitReady(base: string, server: Run): Promise<void> {
   const ready = async () => {
     if (server.child.exitCode !== null) throw new Error(`server exited early:\n${server.output()}`);
-    return fetch(`${base}/readyz`).then((r) => r.status, () => 0); // 0: not listening yet
+    return fetch(`${base}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    ); // 0: not listening yet
   };
   await until(ready, (status) => status === 200, { timeoutMs: PROCESS_START_TIMEOUT_MS, what: () => `${base}/readyz; output so far:\n${server.output()}` });
 }
@@ -157,38 +160,46 @@ describe('process: serve, restart, lock and CLI on one PGlite data directory', (
     expect(dup.out).toContain('A tenant named "viacli" already exists');
   });
 
-  it('stops on SIGTERM (exit 0, lock released), keeps everything across a restart, and does not print the token again', async () => {
-    expect(await stop(server)).toBe(0);
-    expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(false);
+  it(
+    'stops on SIGTERM (exit 0, lock released), keeps everything across a restart, and does not print the token again',
+    async () => {
+      expect(await stop(server)).toBe(0);
+      expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(false);
 
-    // With no server running, the CLI works on the database directly.
-    const direct = await cli(['tenant', 'create', 'offline'], env);
-    expect(direct.code, direct.out).toBe(0);
-    expect(direct.out).toMatch(createdTenant);
-    const list = await cli(['tenant', 'list'], env);
-    expect(list.code).toBe(0);
-    expect(list.out.match(/^\S{36} {2}(\S+)/gm)?.map((l) => l.slice(38))).toEqual(['first', 'viacli', 'offline']);
-    expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(false);
+      // With no server running, the CLI works on the database directly.
+      const direct = await cli(['tenant', 'create', 'offline'], env);
+      expect(direct.code, direct.out).toBe(0);
+      expect(direct.out).toMatch(createdTenant);
+      const list = await cli(['tenant', 'list'], env);
+      expect(list.code).toBe(0);
+      expect(list.out.match(/^\S{36} {2}(\S+)/gm)?.map((l) => l.slice(38))).toEqual(['first', 'viacli', 'offline']);
+      expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(false);
 
-    server = run(['serve'], env);
-    await waitReady(base, server);
-    expect(server.output()).not.toContain('Generated the admin token');
-    const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id } });
-    expect(keys.status).toBe(200);
-    expect(((await keys.json()) as any).totalCount).toBe(1);
-    const tenants = (await (await fetch(`${base}/admin/v1/tenants?sort=CreateDate`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as any;
-    expect(tenants.items.map((t: any) => t.name)).toEqual(['first', 'viacli', 'offline']);
-  }, ONE_START_MS);
+      server = run(['serve'], env);
+      await waitReady(base, server);
+      expect(server.output()).not.toContain('Generated the admin token');
+      const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id } });
+      expect(keys.status).toBe(200);
+      expect(((await keys.json()) as any).totalCount).toBe(1);
+      const tenants = (await (await fetch(`${base}/admin/v1/tenants?sort=CreateDate`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as any;
+      expect(tenants.items.map((t: any) => t.name)).toEqual(['first', 'viacli', 'offline']);
+    },
+    ONE_START_MS,
+  );
 
-  it('takes over the lock of a killed server (kill -9) and keeps the data', async () => {
-    server.child.kill('SIGKILL');
-    await server.exit;
-    expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(true);
-    server = run(['serve'], env);
-    await waitReady(base, server);
-    const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id } });
-    expect(keys.status).toBe(200);
-  }, ONE_START_MS);
+  it(
+    'takes over the lock of a killed server (kill -9) and keeps the data',
+    async () => {
+      server.child.kill('SIGKILL');
+      await server.exit;
+      expect(existsSync(join(dataDir, 'mediaplane.lock'))).toBe(true);
+      server = run(['serve'], env);
+      await waitReady(base, server);
+      const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': tenant.key, 'x-tenant-id': tenant.id } });
+      expect(keys.status).toBe(200);
+    },
+    ONE_START_MS,
+  );
 });
 
 describe.skipIf(!DATABASES.includes('postgres'))('process: restart on PostgreSQL', () => {
@@ -216,20 +227,24 @@ describe.skipIf(!DATABASES.includes('postgres'))('process: restart on PostgreSQL
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('keeps tenants across a restart; the CLI works beside a running server', async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, DATABASE_URL: url, MEDIAPLANE_ADMIN_TOKEN: 'pg-admin' };
-    let server = run(['serve'], env);
-    await waitReady(base, server);
-    const created = await cli(['tenant', 'create', 'pgtenant'], env);
-    expect(created.code, created.out).toBe(0);
-    const [, , id, key] = createdTenant.exec(created.out)!;
-    expect(await stop(server)).toBe(0);
-    server = run(['serve'], env);
-    await waitReady(base, server);
-    const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': key, 'x-tenant-id': id } });
-    expect(keys.status).toBe(200);
-    expect(await stop(server)).toBe(0);
-  }, 2 * ONE_START_MS);
+  it(
+    'keeps tenants across a restart; the CLI works beside a running server',
+    async () => {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const env = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, DATABASE_URL: url, MEDIAPLANE_ADMIN_TOKEN: 'pg-admin' };
+      let server = run(['serve'], env);
+      await waitReady(base, server);
+      const created = await cli(['tenant', 'create', 'pgtenant'], env);
+      expect(created.code, created.out).toBe(0);
+      const [, , id, key] = createdTenant.exec(created.out)!;
+      expect(await stop(server)).toBe(0);
+      server = run(['serve'], env);
+      await waitReady(base, server);
+      const keys = await fetch(`${base}/core/v1/api-key`, { headers: { 'x-api-key': key, 'x-tenant-id': id } });
+      expect(keys.status).toBe(200);
+      expect(await stop(server)).toBe(0);
+    },
+    2 * ONE_START_MS,
+  );
 });

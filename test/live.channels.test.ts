@@ -22,8 +22,20 @@ const fullBody = () => ({
     { type: 'Hls', hasVerticalOrientation: false, isDrmProtected: false },
     { type: 'Dash', hasVerticalOrientation: false, isDrmProtected: false },
   ],
-  qualities: [{ resolution: '720p', frameRate: 30 }, { resolution: { intValue: 360, qualityType: 'P' }, frameRate: 25 }],
-  restreams: [{ protocol: 'RTMP', id: 'yt', destination: 'YouTube', label: 'main', rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: 'yt-key' }], hasVerticalOrientation: false }],
+  qualities: [
+    { resolution: '720p', frameRate: 30 },
+    { resolution: { intValue: 360, qualityType: 'P' }, frameRate: 25 },
+  ],
+  restreams: [
+    {
+      protocol: 'RTMP',
+      id: 'yt',
+      destination: 'YouTube',
+      label: 'main',
+      rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: 'yt-key' }],
+      hasVerticalOrientation: false,
+    },
+  ],
   activationMode: 'Manual',
   transmissionType: 'Video',
   environment: 'ManagedLive',
@@ -106,12 +118,27 @@ describeEachDb('Live channels API', (kind) => {
       drmKeyMode: 'SingleKey',
       broadcastStandard: 'HD',
       highestVideoResolution: '720p',
-      endpoints: [{ type: 'Hls', hasVerticalOrientation: false, isDrmProtected: false }, { type: 'Dash', hasVerticalOrientation: false, isDrmProtected: false }],
-      qualities: [{ resolution: '720p', frameRate: 30 }, { resolution: '360p', frameRate: 25 }],
+      endpoints: [
+        { type: 'Hls', hasVerticalOrientation: false, isDrmProtected: false },
+        { type: 'Dash', hasVerticalOrientation: false, isDrmProtected: false },
+      ],
+      qualities: [
+        { resolution: '720p', frameRate: 30 },
+        { resolution: '360p', frameRate: 25 },
+      ],
       aiLiveCaptioning: { isEnabled: false, language: null },
     });
     for (const field of ['stackName', 'channelGroupStackName', 'templateVersion', 'specificationId']) expect(typeof conf[field]).toBe('string');
-    expect(conf.restreams).toEqual([{ id: 'yt', destination: 'YouTube', label: 'main', protocol: 'RTMP', hasVerticalOrientation: false, rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: '********' }] }]);
+    expect(conf.restreams).toEqual([
+      {
+        id: 'yt',
+        destination: 'YouTube',
+        label: 'main',
+        protocol: 'RTMP',
+        hasVerticalOrientation: false,
+        rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: '********' }],
+      },
+    ]);
     expect(conf.input).toMatchObject({
       type: 'RTMP_PUSH',
       whiteListCidr: '203.0.113.0/24',
@@ -144,7 +171,10 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities[0].frameRate'],
       [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }] }, 'endpoints[0]'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
-      [{ ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] }, 'restreams[0].rtmpDestinations[0].url'],
+      [
+        { ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] },
+        'restreams[0].rtmpDestinations[0].url',
+      ],
       [{ ...minimal('x'), aiLiveCaptioningLanguageCode: 'english please' }, 'aiLiveCaptioningLanguageCode'],
       [{ ...minimal('x'), qualities: [{ resolution: { intValue: 1e9 } }] }, 'qualities[0].resolution.intValue'],
       [{ ...minimal('x'), name: 'x'.repeat(1025) }, 'name'],
@@ -154,7 +184,10 @@ describeEachDb('Live channels API', (kind) => {
       const res = await t.json('POST', '/live/v1/channels', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.status.code).toBe('validation_failed');
-      expect(res.body.errors.map((e: any) => e.field), JSON.stringify(body)).toContain(field);
+      expect(
+        res.body.errors.map((e: any) => e.field),
+        JSON.stringify(body),
+      ).toContain(field);
     }
   });
 
@@ -174,7 +207,17 @@ describeEachDb('Live channels API', (kind) => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       id,
-      endpoints: [{ id: 'hls', accessType: 'Http', format: 'HLS', url: `${p.baseUrl}/media/live/${t.id}/${id}/master.m3u8`, protection: 'None', manifest: `${p.baseUrl}/media/live/${t.id}/${id}/master.m3u8`, hasVerticalOrientation: true }],
+      endpoints: [
+        {
+          id: 'hls',
+          accessType: 'Http',
+          format: 'HLS',
+          url: `${p.baseUrl}/media/live/${t.id}/${id}/master.m3u8`,
+          protection: 'None',
+          manifest: `${p.baseUrl}/media/live/${t.id}/${id}/master.m3u8`,
+          hasVerticalOrientation: true,
+        },
+      ],
       archiveEndpoints: [expect.objectContaining({ id: 'hls', hasVerticalOrientation: true })],
     });
     const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
@@ -190,13 +233,20 @@ describeEachDb('Live channels API', (kind) => {
     await t.json('PATCH', `/live/v1/channels/${id}`, { name: 'Studio C' });
     expect((await t.json('GET', `/live/v1/channels/${id}`)).body.distribution.accessPolicyId).toBe('0190b0a0-0000-7000-8000-0000000000bb');
 
-    const restream = (i: number) => ({ protocol: 'RTMP', id: `r${i}`, destination: 'd', rtmpDestinations: [{ url: 'rtmp://example.com/app', streamKey: 'k' }] });
+    const restream = (i: number) => ({
+      protocol: 'RTMP',
+      id: `r${i}`,
+      destination: 'd',
+      rtmpDestinations: [{ url: 'rtmp://example.com/app', streamKey: 'k' }],
+    });
     const eleven = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: Array.from({ length: 11 }, (_, i) => restream(i)) });
     expect(eleven.status).toBe(400);
     expect(eleven.body.errors[0].field).toBe('restreams');
     const ten = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: Array.from({ length: 10 }, (_, i) => restream(i)) });
     expect(ten.status).toBe(200);
-    const missing = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: [{ protocol: 'RTMP', id: 'x', destination: 'd', rtmpDestinations: [{ url: 'rtmp://example.com/app' }] }] });
+    const missing = await t.json('PATCH', `/live/v1/channels/${id}`, {
+      restreams: [{ protocol: 'RTMP', id: 'x', destination: 'd', rtmpDestinations: [{ url: 'rtmp://example.com/app' }] }],
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.errors.map((e: any) => e.field)).toContain('restreams[0].rtmpDestinations[0].streamKey');
     expect((await eventTypesOf(id)).filter((e) => e === 'live.channel.updated')).toHaveLength(4);
@@ -253,7 +303,10 @@ describeEachDb('Live channels API', (kind) => {
     const second = (await t.json('POST', '/live/v1/channels', minimal('Lifecycle 2'))).body.id;
     await t.call('POST', `/live/v1/channels/${second}/start`);
     const many = (await t.json('GET', `/live/v1/channelsstatus?ids=${id},${second},0190b0a0-0000-7000-8000-0000000000cc`)).body;
-    expect(many).toEqual([{ id, status: 'Off' }, { id: second, status: 'Starting' }]);
+    expect(many).toEqual([
+      { id, status: 'Off' },
+      { id: second, status: 'Starting' },
+    ]);
     expect((await t.json('GET', '/live/v1/channelsstatus?ids=bad')).status).toBe(400);
 
     expect((await t.json('DELETE', `/live/v1/channels/${id}`)).status).toBe(200);
@@ -291,12 +344,20 @@ describeEachDb('Live channels API', (kind) => {
     const base = Date.UTC(2026, 0, 1, 12, 0, 0);
     await recordChannelStats(
       p.ctx.db,
-      [0, 1, 2, 3].map((m) => ({ channelId: id, tenantId: t.id, minute: new Date(base + m * 60_000), values: { inputBitrate: 1000 * (m + 1), segmentsWritten: 30 } })),
+      [0, 1, 2, 3].map((m) => ({
+        channelId: id,
+        tenantId: t.id,
+        minute: new Date(base + m * 60_000),
+        values: { inputBitrate: 1000 * (m + 1), segmentsWritten: 30 },
+      })),
     );
     const q = (extra: string) => t.json('GET', `/live/v1/channels/${id}/stats?start=2026-01-01T12:00:00Z&end=2026-01-01T12:10:00Z${extra}`);
     const sum = (await q('&periodSeconds=120')).body.metrics;
     expect(sum.inputBitrate).toMatchObject({ id: 'inputBitrate', unitName: 'kilobits per second', unitSymbol: 'kb/s' });
-    expect(sum.inputBitrate.data).toEqual([{ time: '2026-01-01T12:00:00.000Z', value: 3000 }, { time: '2026-01-01T12:02:00.000Z', value: 7000 }]);
+    expect(sum.inputBitrate.data).toEqual([
+      { time: '2026-01-01T12:00:00.000Z', value: 3000 },
+      { time: '2026-01-01T12:02:00.000Z', value: 7000 },
+    ]);
     expect(sum.segmentsWritten.data.map((d: any) => d.value)).toEqual([60, 60]);
     expect(sum.concurrentViewers.data).toEqual([]);
     const avg = (await q('&periodSeconds=120&aggregationFunction=Avg')).body.metrics;

@@ -28,14 +28,40 @@ const startServer = (env: Record<string, string>): ChildProcess =>
 
 /** An encoder pushing a small test picture and tone in real time, as OBS would; until killed, or refused. */
 function encoder(url: string): { child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn('ffmpeg', [
-    '-v', 'error', '-re',
-    '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '25', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '64k',
-    '-f', 'flv', url,
-  ], { stdio: 'ignore' });
+  const child = spawn(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x180:rate=25',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      '25',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '64k',
+      '-f',
+      'flv',
+      url,
+    ],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited };
 }
@@ -77,14 +103,43 @@ describeEachDb('Live channel end to end', (kind) => {
       MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '200',
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
     };
-    const ready = () => until(() => fetch(`${base}/readyz`).then((r) => r.status).catch(() => 0), (s) => s === 200, { timeoutMs: 60_000 });
+    const ready = () =>
+      until(
+        () =>
+          fetch(`${base}/readyz`)
+            .then((r) => r.status)
+            .catch(() => 0),
+        (s) => s === 200,
+        { timeoutMs: 60_000 },
+      );
     server = startServer(env);
     await ready();
-    const created = (await (await fetch(`${base}/admin/v1/tenants`, { method: 'POST', headers: { authorization: 'Bearer live-token', 'content-type': 'application/json' }, body: JSON.stringify({ name: `live-${kind}` }) })).json()) as any;
+    const created = (await (
+      await fetch(`${base}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer live-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `live-${kind}` }),
+      })
+    ).json()) as any;
     const t: TestTenant = tenantClient(base, created.id, created.name, created.apiKey.key);
-    expect((await t.json('POST', '/notifications/v1/webhook', { name: 'live', url: receiver.url, eventTypes: ['live.channel.on', 'live.channel.off', 'live.channel.input.connected', 'live.channel.input.lost'], isEnabled: true })).status).toBe(200);
+    expect(
+      (
+        await t.json('POST', '/notifications/v1/webhook', {
+          name: 'live',
+          url: receiver.url,
+          eventTypes: ['live.channel.on', 'live.channel.off', 'live.channel.input.connected', 'live.channel.input.lost'],
+          isEnabled: true,
+        })
+      ).status,
+    ).toBe(200);
 
-    const id = (await t.json('POST', '/live/v1/channels', { name: 'e2e', input: { inputLoss: { type: 'COLOR', color: '#1060C0' } }, qualities: [{ resolution: '180p', frameRate: 25 }] })).body.id as string;
+    const id = (
+      await t.json('POST', '/live/v1/channels', {
+        name: 'e2e',
+        input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+        qualities: [{ resolution: '180p', frameRate: 25 }],
+      })
+    ).body.id as string;
     const status = async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status as string;
     expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
     // The input-loss colour is output until an encoder connects: the channel is On without one.

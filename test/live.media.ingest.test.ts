@@ -76,7 +76,10 @@ describe('live media: RTMP ingest into the pipeline', () => {
       await pipeline.start();
       await waitFor('the publish', () => ingest.inputUrl(CHANNEL));
       pipeline.setInput({ url: ingest.inputUrl(CHANNEL)!, bytesReceived: () => ingest.bytesReceived(CHANNEL) ?? 0 });
-      await waitFor('live segments', () => events.some((e) => e.type === 'input.connected') && (readPlaylist(join(outDir, '180p.m3u8'))?.segments.length ?? 0) >= 6);
+      await waitFor(
+        'live segments',
+        () => events.some((e) => e.type === 'input.connected') && (readPlaylist(join(outDir, '180p.m3u8'))?.segments.length ?? 0) >= 6,
+      );
       await waitFor('input stats', () => pipeline.stats().inputBitrateKbps > 0 && pipeline.stats().inputFrameRate > 0);
 
       const master = readFileSync(join(outDir, 'master.m3u8'), 'utf8');
@@ -90,7 +93,12 @@ describe('live media: RTMP ingest into the pipeline', () => {
         codec_type: string;
         height?: number;
       }[];
-      expect(probe.filter((s) => s.codec_type === 'video').map((s) => s.height).sort()).toEqual([180, 90].sort());
+      expect(
+        probe
+          .filter((s) => s.codec_type === 'video')
+          .map((s) => s.height)
+          .sort(),
+      ).toEqual([180, 90].sort());
       expect(probe.some((s) => s.codec_type === 'audio')).toBe(true);
 
       for (const rung of ['180p', '90p', 'audio']) {

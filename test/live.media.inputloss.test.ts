@@ -184,12 +184,14 @@ describe('live media: input loss and supervision', () => {
     pipeline = p.pipeline;
     await pipeline.start();
     await waitFor('segments', () => (readPlaylist(join(p.outDir, '180p.m3u8'))?.segments.length ?? 0) >= 2);
-    const pid = await waitFor('the ffmpeg run', () =>
-      execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-        .split('\n')
-        .find((l) => l.includes(join(root, 'work')) && l.includes('ffmpeg'))
-        ?.trim()
-        .split(/\s+/)[0],
+    const pid = await waitFor(
+      'the ffmpeg run',
+      () =>
+        execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+          .split('\n')
+          .find((l) => l.includes(join(root, 'work')) && l.includes('ffmpeg'))
+          ?.trim()
+          .split(/\s+/)[0],
     );
     const before = readPlaylist(join(p.outDir, '180p.m3u8'))!.segments.length;
     process.kill(Number(pid), 'SIGKILL');

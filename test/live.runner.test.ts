@@ -66,7 +66,14 @@ class FakePipeline implements LivePipeline {
   }
   stats() {
     const connected = !!this.inputs.at(-1);
-    return { inputConnected: connected, inputBitrateKbps: connected ? 2500 : 0, inputFrameRate: connected ? 30 : 0, droppedFrames: 0, segmentsWritten: this.segments, inputConnectedSeconds: 0 };
+    return {
+      inputConnected: connected,
+      inputBitrateKbps: connected ? 2500 : 0,
+      inputFrameRate: connected ? 30 : 0,
+      droppedFrames: 0,
+      segmentsWritten: this.segments,
+      inputConnectedSeconds: 0,
+    };
   }
   async stop() {
     clearTimeout(this.timer);
@@ -96,7 +103,12 @@ describeEachDb('Live channel runner', (kind) => {
   const runners: ChannelRunner[] = [];
 
   beforeAll(async () => {
-    p = await startPlatform(kind, { MEDIAPLANE_ROLE: 'api', MEDIAPLANE_LIVE_POLL_MS: '100', MEDIAPLANE_LIVE_LEASE_SECONDS: '3', MEDIAPLANE_RTMP_PORT: '19350' });
+    p = await startPlatform(kind, {
+      MEDIAPLANE_ROLE: 'api',
+      MEDIAPLANE_LIVE_POLL_MS: '100',
+      MEDIAPLANE_LIVE_LEASE_SECONDS: '3',
+      MEDIAPLANE_RTMP_PORT: '19350',
+    });
     t = await p.createTenant();
     await p.admin('PATCH', `/admin/v1/tenants/${t.id}`, { channelsLimit: 100 });
   });
@@ -113,7 +125,12 @@ describeEachDb('Live channel runner', (kind) => {
     return r;
   };
   const status = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status;
-  const waitStatus = (id: string, wanted: string) => until(() => status(id), (s) => s === wanted, { timeoutMs: 20_000, everyMs: 50 });
+  const waitStatus = (id: string, wanted: string) =>
+    until(
+      () => status(id),
+      (s) => s === wanted,
+      { timeoutMs: 20_000, everyMs: 50 },
+    );
   const eventTypes = async (id: string) =>
     (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
       .filter((e) => (e.data as any).id === id)
@@ -128,12 +145,18 @@ describeEachDb('Live channel runner', (kind) => {
   it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, Off after stop', async () => {
     const fake = fakeMedia();
     const r = runner('live-a', fake.media);
-    const id = await create({ qualities: [{ resolution: '1080p' }, { resolution: '360p', frameRate: 25 }], input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } } });
+    const id = await create({
+      qualities: [{ resolution: '1080p' }, { resolution: '360p', frameRate: 25 }],
+      input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } },
+    });
     expect(await t.call('POST', `/live/v1/channels/${id}/start`).then((res) => res.status)).toBe(200);
     await waitStatus(id, 'On');
     expect(await lease(id)).toBe('live-a');
     const pipeline = fake.pipelines.get(id)!;
-    expect(pipeline.opts.renditions.map((x) => [x.name, x.width, x.height, x.frameRate])).toEqual([['1080p', 1920, 1080, 30], ['360p', 640, 360, 25]]);
+    expect(pipeline.opts.renditions.map((x) => [x.name, x.width, x.height, x.frameRate])).toEqual([
+      ['1080p', 1920, 1080, 30],
+      ['360p', 640, 360, 25],
+    ]);
     expect(pipeline.opts.inputLoss).toEqual({ type: 'COLOR', color: '#00FF00' });
     expect(pipeline.opts.audioOnly).toBe(false);
     // What the pipeline publishes lands under the channel's prefix and plays from /media/live.
@@ -148,22 +171,42 @@ describeEachDb('Live channel runner', (kind) => {
     expect(ingest.connect(key, '::ffff:10.1.2.3')).toBe(id);
     // An encoder crash (the media layer restarts it) shows in internalStatus and as an error event; status stays On.
     pipeline.opts.onEvent({ type: 'encoder.failed', message: 'ffmpeg exited with signal SIGSEGV' });
-    await until(() => t.json('GET', `/live/v1/channels/${id}`), (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus), { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => t.json('GET', `/live/v1/channels/${id}`),
+      (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus),
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(await status(id)).toBe('On');
     pipeline.opts.onEvent({ type: 'encoder.recovered' });
-    await until(() => t.json('GET', `/live/v1/channels/${id}`), (r) => r.body.internalStatus === 'InputConnected', { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => t.json('GET', `/live/v1/channels/${id}`),
+      (r) => r.body.internalStatus === 'InputConnected',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(pipeline.inputs.at(-1)).toMatchObject({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
     expect(pipeline.inputs.at(-1)!.bytesReceived!()).toBe(1000);
-    await until(() => eventTypes(id), (e) => e.includes('live.channel.input.connected'), { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => eventTypes(id),
+      (e) => e.includes('live.channel.input.connected'),
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     ingest.disconnect(id);
     expect(pipeline.inputs.at(-1)).toBeNull();
-    await until(() => eventTypes(id), (e) => e.includes('live.channel.input.lost'), { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => eventTypes(id),
+      (e) => e.includes('live.channel.input.lost'),
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toBe('InputLost');
 
     // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
     expect(ingest.connect(key, '10.1.2.3')).toBe(id);
     const rotated = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.split('/').pop();
-    await until(async () => ingest.kicked.includes(id), (v) => v, { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      async () => ingest.kicked.includes(id),
+      (v) => v,
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(ingest.connect(key, '10.1.2.3')).toMatch(/^refused/);
     expect(ingest.connect(rotated, '10.1.2.3')).toBe(id);
 
@@ -194,7 +237,10 @@ describeEachDb('Live channel runner', (kind) => {
   it('an audio channel gets no video ladder; a pulled input is set at start and looped', async () => {
     const fake = fakeMedia();
     runner('live-audio', fake.media);
-    const id = await create({ transmissionType: 'Audio', input: { type: 'MP4_FILE', mp4Sources: [{ url: 'http://127.0.0.1:9/loop.mp4', username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } } });
+    const id = await create({
+      transmissionType: 'Audio',
+      input: { type: 'MP4_FILE', mp4Sources: [{ url: 'http://127.0.0.1:9/loop.mp4', username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } },
+    });
     await t.call('POST', `/live/v1/channels/${id}/start`);
     // 127.0.0.1 is a loopback address: the address guard refuses it unless MEDIAPLANE_FETCH_ALLOW_PRIVATE is set.
     await waitStatus(id, 'Error');
@@ -274,12 +320,22 @@ describeEachDb('Live channel runner', (kind) => {
     const fake = fakeMedia();
     runner('live-slow', fake.media);
     try {
-      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate.png` } } });
+      const id = await create({
+        input: { inputLoss: { type: 'SLATE', imageSlateUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate.png` } },
+      });
       await t.call('POST', `/live/v1/channels/${id}/start`);
-      await until(() => lease(id), (o) => o === 'live-slow', { timeoutMs: 10_000, everyMs: 20 });
+      await until(
+        () => lease(id),
+        (o) => o === 'live-slow',
+        { timeoutMs: 10_000, everyMs: 20 },
+      );
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
-      await until(async () => answered, (v) => v, { timeoutMs: 10_000, everyMs: 20 });
+      await until(
+        async () => answered,
+        (v) => v,
+        { timeoutMs: 10_000, everyMs: 20 },
+      );
       await new Promise((r) => setTimeout(r, 200));
       // The start went no further than the fetch, or its pipeline was stopped: no encoder is left running.
       const pipeline = fake.pipelines.get(id);
@@ -304,14 +360,26 @@ describeEachDb('Live channel runner', (kind) => {
     expect(a.pipelines.get(id)!.stopped).toBe(true);
     const b = fakeMedia();
     runner('live-two', b.media);
-    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
-    await until(async () => b.pipelines.has(id), (v) => v, { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => lease(id),
+      (o) => o === 'live-two',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
+    await until(
+      async () => b.pipelines.has(id),
+      (v) => v,
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(await status(id)).toBe('On');
 
     // An owner that died leaves its lease to run out (3 s here); then a live process takes the channel.
     const dead = new Date(Date.now() - 1000);
     await p.ctx.db.update(liveChannels).set({ leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
-    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => lease(id),
+      (o) => o === 'live-two',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     expect(await status(id)).toBe('On');
     expect((await eventTypes(id)).filter((e) => e === 'live.channel.on')).toHaveLength(1);
 

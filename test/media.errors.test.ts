@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe('a source that is not media', () => {
-  it('rejects random bytes with ffprobe\'s reason and no server path', async () => {
+  it("rejects random bytes with ffprobe's reason and no server path", async () => {
     const corrupt = join(dir, 'garbage.mp4');
     writeFileSync(corrupt, Buffer.from(Array.from({ length: 50_000 }, (_, i) => (i * 7919) % 251)));
     const e = await failure(transcode({ input: corrupt, tracks: [], preset: small, outDir: out() }));

@@ -16,7 +16,7 @@ const preset = (id: string) => presetById(id)!;
 const sizes = (r: { width: number; height: number }[]) => r.map((x) => `${x.width}x${x.height}`);
 
 describe('ladder planning', () => {
-  it('keeps every rung for a 1080p source, with the rungs\' own bitrates', () => {
+  it("keeps every rung for a 1080p source, with the rungs' own bitrates", () => {
     const r = planRenditions(preset('hls-h264-ladder'), 1920, 1080);
     expect(sizes(r)).toEqual(['1920x1080', '1280x720', '854x480', '640x360']);
     expect(r.map((x) => x.name)).toEqual(['1080p', '720p', '480p', '360p']);
@@ -97,7 +97,7 @@ describe('preset catalogue', () => {
 describe('overlays', () => {
   const ok = { startTime: '1000', duration: 2000, width: 64, height: 32, input: { type: 'URL', url: 'https://example.com/logo.png' } };
 
-  it('parses VOD milliseconds and the recorder\'s time codes', () => {
+  it("parses VOD milliseconds and the recorder's time codes", () => {
     expect(parseStartTime('1500')).toBe(1500);
     expect(parseStartTime('00:01:02.250')).toBe(62250);
     expect(parseStartTime('00:00:01:15', 30)).toBe(1500);

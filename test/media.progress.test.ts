@@ -71,7 +71,8 @@ describe('progress parser', () => {
 
   it('never goes back, ignores N/A and negative times, and holds at 99 until ffmpeg says end', () => {
     const block = (us: string, progress = 'continue') => `out_time_us=${us}\nprogress=${progress}\n`;
-    const text = block('N/A') + block('-9223372036854775807') + block('500000') + block('400000') + block('990000') + block('1500000') + block('1500000', 'end');
+    const text =
+      block('N/A') + block('-9223372036854775807') + block('500000') + block('400000') + block('990000') + block('1500000') + block('1500000', 'end');
     expect(feed(text, 1000, 4096)).toEqual([0, 50, 99, 100]);
   });
 
@@ -83,7 +84,23 @@ describe('progress parser', () => {
     const seen: number[] = [];
     const parser = new ProgressParser(3000, (p) => seen.push(p));
     await runFfmpeg(
-      ['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-f', 'null', '-', '-progress', 'pipe:1', '-stats_period', '0.05'],
+      [
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=320x180:rate=30:duration=3',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-f',
+        'null',
+        '-',
+        '-progress',
+        'pipe:1',
+        '-stats_period',
+        '0.05',
+      ],
       { onStdout: (c) => parser.push(c) },
     );
     expect(seen.at(-1)).toBe(100);

@@ -19,7 +19,8 @@ const FRA: SourceTrack = { type: 'Audio', index: 2, name: 'Français' };
 const CAPTIONS: SourceTrack = { type: 'Caption', index: 3 };
 let n = 0;
 const out = () => join(dir, `out-${++n}`);
-const near = (value: number, expected: number, tolerance: number) => expect(Math.abs(value - expected), `${value} ≈ ${expected}`).toBeLessThanOrEqual(tolerance);
+const near = (value: number, expected: number, tolerance: number) =>
+  expect(Math.abs(value - expected), `${value} ≈ ${expected}`).toBeLessThanOrEqual(tolerance);
 
 beforeAll(async () => {
   const captions = [{ language: 'eng', text: 'Hello' }];
@@ -95,7 +96,17 @@ describe('HLS', () => {
     // Every segment of every rung starts with a keyframe, so a player can switch rungs at any boundary.
     for (const r of ['360p', '180p', '144p']) {
       for (const seg of playlists[0].segments) {
-        const flags = await runFfprobe(['-select_streams', 'v:0', '-show_entries', 'packet=flags', '-read_intervals', '%+#1', '-of', 'csv=p=0', join(outDir, 'hls', r, seg.uri)]);
+        const flags = await runFfprobe([
+          '-select_streams',
+          'v:0',
+          '-show_entries',
+          'packet=flags',
+          '-read_intervals',
+          '%+#1',
+          '-of',
+          'csv=p=0',
+          join(outDir, 'hls', r, seg.uri),
+        ]);
         expect(flags.trim(), `${r}/${seg.uri}`).toMatch(/^K/);
       }
     }
@@ -250,13 +261,21 @@ describe('MP4 downloads', () => {
 
   it('cuts one fast-start MP4 per rung from the HLS encode, with every audio track and the captions', async () => {
     const outDir = out();
-    const r = await transcode({ input: src, tracks: [ENG, FRA, CAPTIONS], preset: testPreset({ packaging: ['hls', 'mp4'], ladder: [rung('360p', 640, 360, 600), rung('180p', 320, 180, 250)] }), outDir });
+    const r = await transcode({
+      input: src,
+      tracks: [ENG, FRA, CAPTIONS],
+      preset: testPreset({ packaging: ['hls', 'mp4'], ladder: [rung('360p', 640, 360, 600), rung('180p', 320, 180, 250)] }),
+      outDir,
+    });
     expect(r.endpoints.map((e) => [e.format, e.manifest, e.rendition])).toEqual([
       ['HLS', 'hls/master.m3u8', undefined],
       ['MP4', 'mp4/360p.mp4', '360p'],
       ['MP4', 'mp4/180p.mp4', '180p'],
     ]);
-    for (const [i, height] of [[1, 360], [2, 180]]) {
+    for (const [i, height] of [
+      [1, 360],
+      [2, 180],
+    ]) {
       const e = r.endpoints[i];
       const file = join(outDir, e.manifest);
       expect(e.size).toBe(readFileSync(file).length);

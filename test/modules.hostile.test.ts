@@ -118,7 +118,11 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     const json = JSON.stringify({ client_id: '\u0000', client_secret: 'x', grant_type: 'client_credentials' });
     expect(await oauthError(await token(json, { 'content-type': 'application/json' }))).toEqual(invalidRequest);
 
-    const invalidClient = { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed' }, challenge: 'Basic realm="mediaplane"' };
+    const invalidClient = {
+      status: 401,
+      body: { error: 'invalid_client', error_description: 'Client authentication failed' },
+      challenge: 'Basic realm="mediaplane"',
+    };
     for (const credentials of ['a\0b:c', `${client.clientId}\0:${client.clientSecret}`, 'a%00b:c', `${client.clientId}:\x01`]) {
       const basic = { ...form, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
       expect(await oauthError(await token('grant_type=client_credentials', basic)), JSON.stringify(credentials)).toEqual(invalidClient);
@@ -136,7 +140,13 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     const t: TestTenant = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, `tiny-${kind}`, { width: 160, height: 90, seconds: 1, audio: [] }));
     const { id } = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body;
-    const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
+    const asset = (
+      await until(
+        () => t.json('GET', `/vod/v1/assets/${id}`),
+        (r) => ['Available', 'Error'].includes(r.body?.status),
+        { timeoutMs: 90_000 },
+      )
+    ).body;
     expect(asset.status).toBe('Available');
     const endpoint = asset.endpoints.find((e: any) => e.url.endsWith('.mp4')) ?? asset.endpoints[0];
     const whole = await fetch(endpoint.url);
@@ -167,7 +177,13 @@ describeEachDb('Hostile input to core, admin, OAuth and VOD delivery', (kind) =>
     const t: TestTenant = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, `case-${kind}`, { width: 160, height: 90, seconds: 1, audio: [] }));
     const { id } = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body;
-    const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id.toUpperCase()}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
+    const asset = (
+      await until(
+        () => t.json('GET', `/vod/v1/assets/${id.toUpperCase()}`),
+        (r) => ['Available', 'Error'].includes(r.body?.status),
+        { timeoutMs: 90_000 },
+      )
+    ).body;
     expect(asset.status).toBe('Available');
     expect(asset.id).toBe(id);
     const outputs = join(p.config.dataDir, 'objects', 'tenants', t.id, 'vod', id);

@@ -89,7 +89,10 @@ describeEachDb('webhook delivery', (kind) => {
     await quiet(300);
     expect(r.received).toHaveLength(2); // not the tenant's first key: it was created before the webhook
 
-    const log = await until(() => eventLog(t, '?sort=OccuredAt'), (items) => items.every((i) => i.status === 'Delivered') && items.length === 2);
+    const log = await until(
+      () => eventLog(t, '?sort=OccuredAt'),
+      (items) => items.every((i) => i.status === 'Delivered') && items.length === 2,
+    );
     expect(log.map((i) => [i.id, i.type])).toEqual([
       [created.json.id, 'core.apikey.created'],
       [deleted.json.id, 'core.apikey.deleted'],
@@ -114,7 +117,10 @@ describeEachDb('webhook delivery', (kind) => {
     expect(r.received[0].body).toBe(r.received[1].body);
     expect(r.received[1].json.data.id).toBe(keyId);
 
-    const [item] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
+    const [item] = await until(
+      () => eventLog(t),
+      (items) => items[0]?.status === 'Delivered',
+    );
     expect(item.sendAttempts.map((a: any) => [a.responseCode, a.responseContent])).toEqual([
       [500, 'boom'],
       [200, 'fine'],
@@ -133,7 +139,10 @@ describeEachDb('webhook delivery', (kind) => {
     await subscribe(t, r.url, ['core.apikey.created']);
     await createKey(t);
 
-    const [item] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
+    const [item] = await until(
+      () => eventLog(t),
+      (items) => items[0]?.status === 'Delivered',
+    );
     expect(item.sendAttempts).toHaveLength(2);
     expect(item.sendAttempts[0].responseCode).toBe(0);
     expect(item.sendAttempts[0].responseContent).toBe(`no answer within ${TIMEOUT_MS} ms`);
@@ -149,7 +158,10 @@ describeEachDb('webhook delivery', (kind) => {
     const id = await subscribe(t, r.url, ['core.apikey.created']);
     const firstKey = await createKey(t, 'first');
 
-    const hook = await until(() => t.json('GET', `/notifications/v1/webhook/${id}`), (res) => res.body.status === 'Unhealthy');
+    const hook = await until(
+      () => t.json('GET', `/notifications/v1/webhook/${id}`),
+      (res) => res.body.status === 'Unhealthy',
+    );
     expect(hook.body.isEnabled).toBe(false);
     const attempts = r.received.length;
     expect(attempts).toBeGreaterThanOrEqual(3);
@@ -172,7 +184,10 @@ describeEachDb('webhook delivery', (kind) => {
     expect(enabled.body).toMatchObject({ id, isEnabled: true, status: 'Healthy' });
     await r.waitFor((all) => all.length > attempts, 5000);
     expect(r.received.at(-1)!.json.data.id).toBe(firstKey);
-    const [delivered] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
+    const [delivered] = await until(
+      () => eventLog(t),
+      (items) => items[0]?.status === 'Delivered',
+    );
     expect(delivered.sendAttempts.at(-1)).toMatchObject({ responseCode: 200, responseContent: 'back' });
     expect(delivered.sendAttempts).toHaveLength(attempts + 1);
     await quiet(300);
@@ -256,10 +271,16 @@ describeEachDb('webhook delivery', (kind) => {
     const id = await subscribe(t, r.url, ['core.apikey.created']);
     await createKey(t, 'a');
     await createKey(t, 'b');
-    await until(() => eventLog(t), (items) => items.length === 2 && items.every((i) => i.status === 'Delivered'));
+    await until(
+      () => eventLog(t),
+      (items) => items.length === 2 && items.every((i) => i.status === 'Delivered'),
+    );
     await t.json('PATCH', `/notifications/v1/webhook/${id}`, { name: 'renamed' });
     await createKey(t, 'refused');
-    await until(() => eventLog(t, '?statuses=Retrying,Failed'), (items) => items.length === 1);
+    await until(
+      () => eventLog(t, '?statuses=Retrying,Failed'),
+      (items) => items.length === 1,
+    );
 
     const all = await t.json('GET', '/notifications/v1/webhook-events?limit=2&sort=OccuredAt&desc=true');
     expect(all.body).toMatchObject({ totalCount: 3, pageSize: 2, pageNumber: 1, pageCount: 2, hasMore: true });
@@ -299,12 +320,20 @@ describeEachDb('webhook delivery', (kind) => {
     let output = '';
     child.stdout!.on('data', (c) => (output += c));
     try {
-      const waitOutput = (re: RegExp) => until(() => re.exec(output), (m) => m !== null, { timeoutMs: 30_000, what: `${re} in the receiver's output` });
+      const waitOutput = (re: RegExp) =>
+        until(
+          () => re.exec(output),
+          (m) => m !== null,
+          { timeoutMs: 30_000, what: `${re} in the receiver's output` },
+        );
       const port = (await waitOutput(/listening on (\d+)/))![1];
       const url = `http://127.0.0.1:${port}/`;
       await subscribe(t, url, ['core.apikey.created']);
       await createKey(t, 'verified');
-      const [item] = await until(() => eventLog(t), (items) => items[0]?.status === 'Delivered');
+      const [item] = await until(
+        () => eventLog(t),
+        (items) => items[0]?.status === 'Delivered',
+      );
       expect(item.sendAttempts).toEqual([{ time: item.lastSendAttempt, responseCode: 200, responseContent: 'ok' }]);
       expect(await waitOutput(new RegExp(`verified core.apikey.created ${item.id}`))).not.toBeNull();
 

@@ -20,13 +20,24 @@ async function freePort(): Promise<number> {
 async function serveInChild(storage: TestStorage, env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: storage.databaseUrl, MEDIAPLANE_DATA_DIR: storage.dataDir, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: storage.databaseUrl,
+      MEDIAPLANE_DATA_DIR: storage.dataDir,
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const ready = async () => {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited (${child.exitCode ?? child.signalCode})`);
-    return fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+    return fetch(`${baseUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
   };
   await until(ready, (up) => up, { timeoutMs: PROCESS_START_TIMEOUT_MS, everyMs: 200, what: `${baseUrl}/readyz` });
   return { child, baseUrl };

@@ -37,7 +37,9 @@ describeEachDb('Event retention', (kind) => {
     const all = [delivered, failedForGood, noSubscriber, retrying, pending, undispatched, recent];
     const left = (await db.select({ id: events.id }).from(events).where(inArray(events.id, all))).map((r) => r.id);
     expect(left.sort()).toEqual([retrying, pending, undispatched, recent].sort());
-    const deliveries = (await db.select({ eventId: webhookDeliveries.eventId }).from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, all))).map((r) => r.eventId);
+    const deliveries = (await db.select({ eventId: webhookDeliveries.eventId }).from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, all))).map(
+      (r) => r.eventId,
+    );
     expect(deliveries.sort()).toEqual([retrying, pending, recent].sort());
     expect(await deleteExpiredEvents(db, new Date(Date.now() - 30 * 86_400_000))).toBe(0);
   });

@@ -8,10 +8,17 @@ const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_TIMEO
 
 /** `examples/webhook-receiver.mjs`, the README's receiver, run with one secret: its URL and what it printed. */
 async function exampleReceiver(secret: string): Promise<{ url: string; output: () => string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['examples/webhook-receiver.mjs'], { env: { ...process.env, MEDIAPLANE_WEBHOOK_SECRET: secret, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['examples/webhook-receiver.mjs'], {
+    env: { ...process.env, MEDIAPLANE_WEBHOOK_SECRET: secret, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
-  const [, port] = (await until(() => /listening on (\d+)/.exec(output), (m) => m !== null, { timeoutMs: 30_000, what: 'the example receiver to listen' }))!;
+  const [, port] = (await until(
+    () => /listening on (\d+)/.exec(output),
+    (m) => m !== null,
+    { timeoutMs: 30_000, what: 'the example receiver to listen' },
+  ))!;
   return { url: `http://127.0.0.1:${port}/`, output: () => output, child };
 }
 
@@ -38,7 +45,8 @@ describeEachDb('signing secret rotation', (kind) => {
     expect(status).toBe(200);
     return body.id as string;
   };
-  const deliveries = async (t: TestTenant, webhookId: string) => (await t.json('GET', `/notifications/v1/webhook-events?webhookId=${webhookId}`)).body.items as any[];
+  const deliveries = async (t: TestTenant, webhookId: string) =>
+    (await t.json('GET', `/notifications/v1/webhook-events?webhookId=${webhookId}`)).body.items as any[];
 
   it('signs every delivery with the old and the new secret during the overlap, so receivers holding either verify it', async () => {
     const t = await p.createTenant();
@@ -71,7 +79,11 @@ describeEachDb('signing secret rotation', (kind) => {
 
     // The README's receiver accepts the delivery with the old secret and with the new one.
     for (const hook of [oldHook, newHook]) {
-      const items = await seen(`delivery to ${hook}`, () => deliveries(t, hook), (all) => all.some((i) => i.payload.data.id === keyId && i.status === 'Delivered'));
+      const items = await seen(
+        `delivery to ${hook}`,
+        () => deliveries(t, hook),
+        (all) => all.some((i) => i.payload.data.id === keyId && i.status === 'Delivered'),
+      );
       const item = items.find((i) => i.payload.data.id === keyId);
       expect(item.sendAttempts.at(-1)).toMatchObject({ responseCode: 200, responseContent: 'ok' });
     }
@@ -96,7 +108,11 @@ describeEachDb('signing secret rotation', (kind) => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.previousSecretExpirationDate).toBeNull();
     await createKey(t, 'refused');
-    const [item] = await seen('a refused attempt', () => deliveries(t, hook), (items) => items[0]?.sendAttempts.length > 0);
+    const [item] = await seen(
+      'a refused attempt',
+      () => deliveries(t, hook),
+      (items) => items[0]?.sendAttempts.length > 0,
+    );
     expect(item.sendAttempts[0]).toMatchObject({ responseCode: 401, responseContent: 'bad signature' });
   }, 60_000);
 

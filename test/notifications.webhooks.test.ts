@@ -203,7 +203,10 @@ describeEachDb('webhook management', (kind) => {
     expect((await a.json('GET', `/notifications/v1/webhook/${hook.id}`)).body.name).toBe('orders');
 
     // A's event is attempted (the host does not resolve) and logged for A only.
-    const items: any[] = await until(async () => (await a.json('GET', '/notifications/v1/webhook-events')).body.items, (items) => items[0]?.sendAttempts.length > 0);
+    const items: any[] = await until(
+      async () => (await a.json('GET', '/notifications/v1/webhook-events')).body.items,
+      (items) => items[0]?.sendAttempts.length > 0,
+    );
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ type: 'core.apikey.created', status: 'Retrying', webhookId: hook.id });
     expect(items[0].sendAttempts[0].responseCode).toBe(0);
@@ -233,7 +236,10 @@ describeEachDb('webhook management', (kind) => {
     for (const host of ['localhost', 'acme.localhost', 'LOCALHOST.']) {
       const byName = await create(t, { ...valid, url: `http://${host}:${receiver.port}/hook` });
       expect(byName.status, host).toBe(400);
-      expect(byName.body.errors[0]).toMatchObject({ field: 'url', message: expect.stringMatching(/resolves to (127\.0\.0\.1|::1) is a loopback address; set MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE=true/) });
+      expect(byName.body.errors[0]).toMatchObject({
+        field: 'url',
+        message: expect.stringMatching(/resolves to (127\.0\.0\.1|::1) is a loopback address; set MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE=true/),
+      });
     }
     const patched = await create(t, valid);
     expect(patched.status).toBe(200);

@@ -40,12 +40,20 @@ describe('backup and restore of the embedded install (PGlite and the file store)
     await waitReady(base, server);
     const adminToken = readFileSync(join(original, 'admin-token'), 'utf8').trim();
     const admin = (method: string, path: string, b: string, body?: unknown) =>
-      fetch(b + path, { method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(b + path, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const created = (await (await admin('POST', '/admin/v1/tenants', base, { name: 'before' })).json()) as any;
     const t = tenantClient(base, created.id, created.name, created.apiKey.key);
     const fileId = await uploadFile(t, await makeClip(work, 'clip', { seconds: 2, audio: [] }));
     const asset = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body;
-    await until(() => t.json('GET', `/vod/v1/assets/${asset.id}`), (r) => r.body.status === 'Available' || r.body.status === 'Failed', { timeoutMs: 120_000 });
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${asset.id}`),
+      (r) => r.body.status === 'Available' || r.body.status === 'Failed',
+      { timeoutMs: 120_000 },
+    );
 
     const archive = join(work, 'backup.tar.gz');
     const made = await cli(['backup', archive], env);
@@ -83,7 +91,9 @@ describe('backup and restore of the embedded install (PGlite and the file store)
     const url = got.body.endpoints.find((e: any) => /\.m3u8/.test(e.url))?.url ?? got.body.endpoints[0].url;
     const { segmentBytes } = await playable(url.startsWith('http') ? url : base2 + url);
     expect(segmentBytes).toBeGreaterThan(0);
-    const probed = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', url.startsWith('http') ? url : base2 + url], { encoding: 'utf8' }));
+    const probed = JSON.parse(
+      execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', url.startsWith('http') ? url : base2 + url], { encoding: 'utf8' }),
+    );
     expect(probed.streams.some((s: any) => s.codec_type === 'video' && s.width > 0)).toBe(true);
   }, 400_000);
 

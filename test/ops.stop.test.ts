@@ -39,17 +39,21 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
     // A part upload in flight when the signal comes: half its body sent before, half after.
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const base = `http://127.0.0.1:${port}`;
-    const tenant = (await (await fetch(`${base}/admin/v1/tenants`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'inflight' }),
-    })).json()) as any;
+    const tenant = (await (
+      await fetch(`${base}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'inflight' }),
+      })
+    ).json()) as any;
     const size = 64 * 1024;
-    const started = (await (await fetch(`${base}/vod/v1/files/start`, {
-      method: 'POST',
-      headers: { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'a.mp4', friendlyName: 'a', fileSize: size }),
-    })).json()) as any;
+    const started = (await (
+      await fetch(`${base}/vod/v1/files/start`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'a.mp4', friendlyName: 'a', fileSize: size }),
+      })
+    ).json()) as any;
     const part = new URL(started.multipartUrls[0]);
     const upload = request({ host: '127.0.0.1', port, method: 'PUT', path: part.pathname + part.search, headers: { 'content-length': size } });
     const answered = new Promise<number>((resolve, reject) => {
@@ -61,7 +65,11 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
 
     npm.child.kill('SIGTERM');
     // Shutting down: no new connections taken, the one in flight still open.
-    await until(() => listening(port), (up) => !up, { everyMs: 50, what: 'the port to close' });
+    await until(
+      () => listening(port),
+      (up) => !up,
+      { everyMs: 50, what: 'the port to close' },
+    );
     upload.end(Buffer.alloc(size / 2, 2));
     expect(await answered).toBe(200);
     const ended = await npm.exit;

@@ -54,10 +54,20 @@ function expectError(body: any, status: number, code: string) {
 function expectInvalid(res: { status: number; body: any }, field: string, what = '') {
   expect(res.status, `${what} ${JSON.stringify(res.body)}`).toBe(400);
   expectError(res.body, 400, 'validation_failed');
-  expect(res.body.errors.map((e: { field: string }) => e.field), what).toContain(field);
+  expect(
+    res.body.errors.map((e: { field: string }) => e.field),
+    what,
+  ).toContain(field);
 }
 
-const LISTS = ['/core/v1/api-key', '/transcoder/v1/presets', '/vod/v1/files', '/vod/v1/assets', '/notifications/v1/webhook', '/notifications/v1/webhook-events'];
+const LISTS = [
+  '/core/v1/api-key',
+  '/transcoder/v1/presets',
+  '/vod/v1/files',
+  '/vod/v1/assets',
+  '/notifications/v1/webhook',
+  '/notifications/v1/webhook-events',
+];
 
 describeEachDb('Hostile input, platform-wide', (kind) => {
   const media = tempDir();
@@ -114,7 +124,10 @@ describeEachDb('Hostile input, platform-wide', (kind) => {
       expectInvalid(await t.json('GET', `/notifications/v1/webhook-events?start=${q}`), 'start', date);
       expectInvalid(await t.json('GET', `/notifications/v1/webhook-events?end=${q}`), 'end', date);
     }
-    expectInvalid(await t.json('POST', `/vod/v1/assets/${assetId}/outputs`, { preset: 'remux-hls-mp4', expirationDate: '9999-12-31T23:59:59-14:00' }), 'expirationDate');
+    expectInvalid(
+      await t.json('POST', `/vod/v1/assets/${assetId}/outputs`, { preset: 'remux-hls-mp4', expirationDate: '9999-12-31T23:59:59-14:00' }),
+      'expirationDate',
+    );
     // The first and last instants of the range are accepted.
     for (const date of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '0001-01-01T00:00:00-01:00']) {
       const q = encodeURIComponent(date);

@@ -68,7 +68,11 @@ describeEachDb('rate limits and body size', (kind) => {
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).status).toMatchObject({ code: 'payload_too_large', status: 413 });
     // Under the limit, the same body is read and judged on its content.
-    const res = await t.call('POST', '/notifications/v1/webhook', { name: 'x'.repeat(100), url: 'https://example.com/hook', eventTypes: ['vod.asset.created'] });
+    const res = await t.call('POST', '/notifications/v1/webhook', {
+      name: 'x'.repeat(100),
+      url: 'https://example.com/hook',
+      eventTypes: ['vod.asset.created'],
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -88,7 +92,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('rate limits shared through Postgr
     await storage?.drop();
   });
 
-  it('counts a tenant\'s requests to every API process against one limit', async () => {
+  it("counts a tenant's requests to every API process against one limit", async () => {
     const t = await one.createTenant();
     await earlyInAMinute();
     for (let i = 0; i < LIMIT; i++) expect((await t.call('GET', '/notifications/v1/webhook')).status).toBe(200);

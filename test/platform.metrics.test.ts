@@ -23,7 +23,11 @@ describeEachDb('metrics', (kind) => {
   let receiver: WebhookReceiver;
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
-    p = await startPlatform(kind, { MEDIAPLANE_METRICS_TOKEN: METRICS_TOKEN, MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_UPLOAD_PART_SIZE: String(256 * 1024) });
+    p = await startPlatform(kind, {
+      MEDIAPLANE_METRICS_TOKEN: METRICS_TOKEN,
+      MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      MEDIAPLANE_UPLOAD_PART_SIZE: String(256 * 1024),
+    });
   }, 120_000);
   afterAll(async () => {
     await p?.stop();

@@ -20,9 +20,11 @@ describe('the OpenAPI document', () => {
   afterAll(() => p?.stop());
 
   const operations = () =>
-    Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) => Object.entries(ops).map(([method, op]: [string, any]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+    Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
+      Object.entries(ops).map(([method, op]: [string, any]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
+    );
 
-  it('names every operation (stable operationId in the spec\'s words), describes it in one line and tags it with its module', () => {
+  it("names every operation (stable operationId in the spec's words), describes it in one line and tags it with its module", () => {
     const ops = operations();
     expect(ops.length).toBeGreaterThan(40);
     for (const { name, op } of ops) {
@@ -52,9 +54,13 @@ describe('the OpenAPI document', () => {
       const file = join(dir, 'openapi.json');
       writeFileSync(file, JSON.stringify(doc));
       const spectral = join(ROOT, 'node_modules/.bin/spectral');
-      const { stdout } = await promisify(execFile)(spectral, ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--fail-severity', 'hint', '--quiet'], {
-        cwd: ROOT,
-      }).catch((e) => e);
+      const { stdout } = await promisify(execFile)(
+        spectral,
+        ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--fail-severity', 'hint', '--quiet'],
+        {
+          cwd: ROOT,
+        },
+      ).catch((e) => e);
       const results = JSON.parse(stdout) as { code: string; message: string; path: string[] }[];
       expect(results.map((r) => `${r.code} at ${r.path.join('.')}: ${r.message}`)).toEqual([]);
     } finally {

@@ -46,7 +46,11 @@ describeEachDb('Validation: no silent accepts', (kind) => {
     const created = await send('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: clipId }], preset: 'remux-hls-mp4', title: 'first' });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     assetId = created.body.id;
-    const asset = await until(() => send('GET', `/vod/v1/assets/${assetId}`), (r) => r.body.status === 'Available' || r.body.status === 'Error', { timeoutMs: 150_000 });
+    const asset = await until(
+      () => send('GET', `/vod/v1/assets/${assetId}`),
+      (r) => r.body.status === 'Available' || r.body.status === 'Error',
+      { timeoutMs: 150_000 },
+    );
     expect(asset.body.status, JSON.stringify(asset.body)).toBe('Available');
     outputId = asset.body.outputs[0].id;
     // A first start of the embedded database and a transcode, on a machine shared with other suites.
@@ -74,7 +78,12 @@ describeEachDb('Validation: no silent accepts', (kind) => {
     it('null where a field is not nullable is a 400, not "", 0 or false', async () => {
       expectInvalid(await send('PATCH', `/vod/v1/assets/${assetId}`, { title: null }), 'title', 'must be a string');
       expect((await send('GET', `/vod/v1/assets/${assetId}`)).body.title).toBe('first');
-      const hook = await send('POST', '/notifications/v1/webhook', { name: 'h', url: 'https://example.com/hook', eventTypes: ['webhook.test'], isEnabled: true });
+      const hook = await send('POST', '/notifications/v1/webhook', {
+        name: 'h',
+        url: 'https://example.com/hook',
+        eventTypes: ['webhook.test'],
+        isEnabled: true,
+      });
       expect(hook.status, JSON.stringify(hook.body)).toBe(200);
       expectInvalid(await send('PATCH', `/notifications/v1/webhook/${hook.body.id}`, { isEnabled: null }), 'isEnabled', 'must be a boolean (true or false)');
       expect((await send('GET', `/notifications/v1/webhook/${hook.body.id}`)).body.isEnabled).toBe(true);
@@ -90,7 +99,11 @@ describeEachDb('Validation: no silent accepts', (kind) => {
 
     it('a value outside its enumeration, or a nullable uuid given as "", is a 400', async () => {
       const source = { transcodedSources: [{ fileId: clipId }], preset: 'remux-hls-mp4' };
-      expectInvalid(await send('POST', '/vod/v1/assets', { ...source, distributionInfo: { accessPolicyId: '' } }), 'distributionInfo.accessPolicyId', 'must be a uuid or null');
+      expectInvalid(
+        await send('POST', '/vod/v1/assets', { ...source, distributionInfo: { accessPolicyId: '' } }),
+        'distributionInfo.accessPolicyId',
+        'must be a uuid or null',
+      );
       expectInvalid(await send('PATCH', `/vod/v1/assets/${assetId}`, { accessPolicyId: '' }), 'accessPolicyId', 'must be a uuid or null');
       expect((await send('PATCH', `/vod/v1/assets/${assetId}`, { accessPolicyId: null })).status).toBe(200);
       expectInvalid(await send('POST', '/core/v1/api-key', { name: 'k', roleType: 'Owner' }), 'roleType');
@@ -102,7 +115,11 @@ describeEachDb('Validation: no silent accepts', (kind) => {
       expect(res.body.status.message).toBe('transcodedSources[0].fileId: must be a string');
       expectInvalid(await send('POST', '/vod/v1/assets', { transcodedSources: [{}], preset: 'remux-hls-mp4' }), 'transcodedSources[0].fileId', 'is required');
       expectInvalid(await inject('POST', '/vod/v1/files/start', '{"name":"a.mp4","friendlyName":"f","fileSize":10,"tags":["ok","a\\u0000"]}'), 'tags[1]');
-      expectInvalid(await send('POST', '/vod/v1/files/start', { name: 'a.mp4', friendlyName: 'f', fileSize: 10, metadata: { 'a.b': 3 } }), 'metadata["a.b"]', 'must be a string');
+      expectInvalid(
+        await send('POST', '/vod/v1/files/start', { name: 'a.mp4', friendlyName: 'f', fileSize: 10, metadata: { 'a.b': 3 } }),
+        'metadata["a.b"]',
+        'must be a string',
+      );
     });
 
     it('unknown properties are still ignored', async () => {
@@ -220,7 +237,10 @@ describeEachDb('Validation: no silent accepts', (kind) => {
       }
       expect(file.s3Uri).toContain(fileKey);
       expect(new URL(file.location).pathname).toContain(fileKey);
-      for (const [method, op] of [['POST', 'detect'], ['GET', 'duration']]) {
+      for (const [method, op] of [
+        ['POST', 'detect'],
+        ['GET', 'duration'],
+      ]) {
         const res = await send(method, `/vod/v1/files/${fileId}/${op}`);
         expect(res.status, op).toBe(400);
         expect(res.body.status.code).toBe('file_not_media');

@@ -18,10 +18,12 @@ function abandonPart(url: string, declared: number, sent: number): Promise<void>
       res.resume();
       resolve();
     });
-    req.write(randomBytes(sent), () => setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, 50));
+    req.write(randomBytes(sent), () =>
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 50),
+    );
   });
 }
 
@@ -63,7 +65,9 @@ describe('embedded store: parts through the part writer', () => {
       const key = `t/aligned/${round}.bin`;
       const { uploadId } = await store.createMultipartUpload(key, 'application/octet-stream', partSize);
       const parts = partsOf(data, partSize);
-      const sent = await Promise.all(parts.map(async (bytes, i) => ({ partNumber: i + 1, eTag: (await putPart(await store.presignUploadPart(key, uploadId, i + 1, 60), bytes)).eTag! })));
+      const sent = await Promise.all(
+        parts.map(async (bytes, i) => ({ partNumber: i + 1, eTag: (await putPart(await store.presignUploadPart(key, uploadId, i + 1, 60), bytes)).eTag! })),
+      );
       expect(sent.map((s) => s.eTag)).toEqual(parts.map((b) => `"${md5(b)}"`));
       await store.completeMultipartUpload(key, uploadId, sent);
       expect(md5(readFileSync(join(p.config.dataDir, 'objects', key)))).toBe(md5(data));
@@ -209,7 +213,13 @@ describe('embedded store: senders that stall', () => {
     expect(sent.eTag).toBe(`"${md5(data)}"`);
     const last = Buffer.from('0123456789');
     const tail = await putPart(s.multipartUrls[1], last);
-    const done = await t.json('POST', '/vod/v1/files/complete', { fileId: s.fileId, parts: [{ partNumber: 1, eTag: sent.eTag }, { partNumber: 2, eTag: tail.eTag }] });
+    const done = await t.json('POST', '/vod/v1/files/complete', {
+      fileId: s.fileId,
+      parts: [
+        { partNumber: 1, eTag: sent.eTag },
+        { partNumber: 2, eTag: tail.eTag },
+      ],
+    });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(md5(readFileSync(join(p.config.dataDir, 'objects', s.fileKey)))).toBe(md5(Buffer.concat([data, last])));
   });

@@ -26,7 +26,11 @@ describe('embedded store URLs served by the platform', () => {
     expect(pre.headers.get('access-control-allow-methods')).toContain('PUT');
     expect(pre.headers.get('access-control-allow-headers')).toBe('content-type');
     // Any content type is taken as raw bytes, including JSON.
-    const put = await fetch(s.multipartUrls[0], { method: 'PUT', body: '{"a":1}', headers: { 'content-type': 'application/json', origin: 'https://app.example' } });
+    const put = await fetch(s.multipartUrls[0], {
+      method: 'PUT',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json', origin: 'https://app.example' },
+    });
     expect(put.status).toBe(200);
     expect(put.headers.get('etag')).toBe(`"${md5(Buffer.from('{"a":1}'))}"`);
     expect(put.headers.get('access-control-allow-origin')).toBe('*');

@@ -33,14 +33,23 @@ describeEachDb('VOD overlays fetched from URLs', (kind) => {
   });
 
   async function overlaid(_p: TestPlatform, t: TestTenant, path: string) {
-    const fileId = await uploadFile(t, await makeClip(dir, `clip-${kind}-${path.slice(1)}-${Date.now()}`, { width: 320, height: 180, seconds: 2, color: 'blue' }));
+    const fileId = await uploadFile(
+      t,
+      await makeClip(dir, `clip-${kind}-${path.slice(1)}-${Date.now()}`, { width: 320, height: 180, seconds: 2, color: 'blue' }),
+    );
     const create = await t.json('POST', '/vod/v1/assets', {
       transcodedSources: [{ fileId }],
       preset: 'mp4-h264-download',
       overlays: [{ startTime: '0', duration: 2000, width: 64, height: 64, imageX: 0, imageY: 0, input: { type: 'URL', url: logoUrl + path } }],
     });
     expect(create.status, JSON.stringify(create.body)).toBe(200);
-    return (await until(() => t.json('GET', `/vod/v1/assets/${create.body.id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
+    return (
+      await until(
+        () => t.json('GET', `/vod/v1/assets/${create.body.id}`),
+        (r) => ['Available', 'Error'].includes(r.body?.status),
+        { timeoutMs: 90_000 },
+      )
+    ).body;
   }
 
   it('refuses a private address by default, naming the overlay and the setting', async () => {

@@ -27,7 +27,10 @@ function startServer(env: Record<string, string>): ChildProcess {
 async function serverReady(base: string, child: ChildProcess): Promise<void> {
   const ready = async () => {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited (${child.exitCode ?? child.signalCode})`);
-    return fetch(`${base}/readyz`).then((r) => r.status, () => 0);
+    return fetch(`${base}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
   };
   await until(ready, (s) => s === 200, { timeoutMs: PROCESS_START_TIMEOUT_MS, what: `${base}/readyz` });
 }
@@ -49,28 +52,65 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
     storage = await freshStorage(kind);
     const { dataDir } = storage;
     const port = await freePort();
-    const env: Record<string, string> = { PORT: String(port), HOST: '127.0.0.1', MEDIAPLANE_DATA_DIR: dataDir, MEDIAPLANE_ADMIN_TOKEN: 'restart-token', MEDIAPLANE_PUBLIC_URL: `http://localhost:${port}` };
+    const env: Record<string, string> = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MEDIAPLANE_DATA_DIR: dataDir,
+      MEDIAPLANE_ADMIN_TOKEN: 'restart-token',
+      MEDIAPLANE_PUBLIC_URL: `http://localhost:${port}`,
+    };
     if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl;
     const base = `http://localhost:${port}`;
     child = startServer(env);
     await serverReady(base, child);
-    const created = (await (await fetch(`${base}/admin/v1/tenants`, { method: 'POST', headers: { authorization: 'Bearer restart-token', 'content-type': 'application/json' }, body: JSON.stringify({ name: `restart-${kind}` }) })).json()) as any;
+    const created = (await (
+      await fetch(`${base}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer restart-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `restart-${kind}` }),
+      })
+    ).json()) as any;
     const t: TestTenant = tenantClient(base, created.id, created.name, created.apiKey.key);
 
     const clip = join(dataDir, 'clip.mp4');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=8', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25:duration=8',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
     const fileId = await uploadFile(t, clip);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body.id);
 
-    await until(() => t.json('GET', `/vod/v1/assets/${ids[0]}`), (r) => r.body.status === 'Processing', { timeoutMs: 60_000, everyMs: 50 });
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${ids[0]}`),
+      (r) => r.body.status === 'Processing',
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
 
     child = startServer(env);
     await serverReady(base, child);
     for (const id of ids) {
-      const asset = (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body.status), { timeoutMs: 120_000 })).body;
+      const asset = (
+        await until(
+          () => t.json('GET', `/vod/v1/assets/${id}`),
+          (r) => ['Available', 'Error'].includes(r.body.status),
+          { timeoutMs: 120_000 },
+        )
+      ).body;
       expect(asset.status, asset.errorMessage).toBe('Available');
       expect(asset.outputs).toHaveLength(1);
       const files = walk(join(dataDir, 'objects', 'tenants', t.id, 'vod', id)).map((f) => f.split(`/${id}/`)[1]);

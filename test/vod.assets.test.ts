@@ -18,7 +18,13 @@ async function ffprobe(url: string): Promise<{ streams: any[]; format: any }> {
 }
 
 async function waitAsset(t: TestTenant, id: string, statuses = ['Available', 'Error'], timeoutMs = 90_000) {
-  return (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => statuses.includes(r.body?.status), { timeoutMs })).body;
+  return (
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${id}`),
+      (r) => statuses.includes(r.body?.status),
+      { timeoutMs },
+    )
+  ).body;
 }
 
 describeEachDb('VOD assets', (kind) => {
@@ -75,9 +81,13 @@ describeEachDb('VOD assets', (kind) => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
     // The transcode is measured for /metrics: its wall time and speed (about 3 s of media), by preset.
-    const seconds = (await p.ctx.metrics.transcodeSeconds.get()).values.find((v) => v.metricName === 'mediaplane_transcode_seconds_count' && v.labels.preset === 'hls-h264-ladder');
+    const seconds = (await p.ctx.metrics.transcodeSeconds.get()).values.find(
+      (v) => v.metricName === 'mediaplane_transcode_seconds_count' && v.labels.preset === 'hls-h264-ladder',
+    );
     expect(seconds?.value).toBeGreaterThanOrEqual(1);
-    const speed = (await p.ctx.metrics.transcodeSpeed.get()).values.find((v) => v.metricName === 'mediaplane_transcode_speed_ratio_sum' && v.labels.preset === 'hls-h264-ladder');
+    const speed = (await p.ctx.metrics.transcodeSpeed.get()).values.find(
+      (v) => v.metricName === 'mediaplane_transcode_speed_ratio_sum' && v.labels.preset === 'hls-h264-ladder',
+    );
     expect(speed?.value).toBeGreaterThan(0);
   });
 
@@ -95,15 +105,22 @@ describeEachDb('VOD assets', (kind) => {
   });
 
   it('reports progress rising to 100 while ffmpeg runs', async () => {
-    const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audioTrack('eng')] }], preset: 'dash-h264-ladder' });
+    const { body } = await t.json('POST', '/vod/v1/assets', {
+      transcodedSources: [{ fileId, transcodingTracks: [audioTrack('eng')] }],
+      preset: 'dash-h264-ladder',
+    });
     const seen: number[] = [];
     let outputId: string | undefined;
-    await until(async () => {
-      const a = (await t.json('GET', `/vod/v1/assets/${body.id}`)).body;
-      outputId ??= a.outputs[0]?.id;
-      if (outputId) seen.push((await t.json('GET', `/vod/v1/assets/${body.id}/outputs/${outputId}/progress`)).body.progressPercent);
-      return a.status;
-    }, (s) => s === 'Available' || s === 'Error', { timeoutMs: 90_000, everyMs: 100 });
+    await until(
+      async () => {
+        const a = (await t.json('GET', `/vod/v1/assets/${body.id}`)).body;
+        outputId ??= a.outputs[0]?.id;
+        if (outputId) seen.push((await t.json('GET', `/vod/v1/assets/${body.id}/outputs/${outputId}/progress`)).body.progressPercent);
+        return a.status;
+      },
+      (s) => s === 'Available' || s === 'Error',
+      { timeoutMs: 90_000, everyMs: 100 },
+    );
     const final = (await t.json('GET', `/vod/v1/assets/${body.id}/outputs/${outputId}/progress`)).body.progressPercent;
     expect(final).toBe(100);
     expect(seen.every((v, i) => i === 0 || v >= seen[i - 1])).toBe(true);
@@ -128,13 +145,20 @@ describeEachDb('VOD assets', (kind) => {
   });
 
   it('adds and removes outputs, and sweeps an expired output with its files', async () => {
-    const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audioTrack('eng')] }], preset: 'mp4-h264-download' });
+    const { body } = await t.json('POST', '/vod/v1/assets', {
+      transcodedSources: [{ fileId, transcodingTracks: [audioTrack('eng')] }],
+      preset: 'mp4-h264-download',
+    });
     await waitAsset(t, body.id);
     const add = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'audio' });
     expect(add).toEqual({ status: 200, body: { outputId: 'audio' } });
     expect((await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'audio' })).status).toBe(409);
     expect((await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'no-such-preset' })).status).toBe(400);
-    const ready = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.outputs.find((o: any) => o.id === 'audio')?.status === 'Available', { timeoutMs: 90_000 });
+    const ready = await until(
+      () => t.json('GET', `/vod/v1/assets/${body.id}`),
+      (r) => r.body.outputs.find((o: any) => o.id === 'audio')?.status === 'Available',
+      { timeoutMs: 90_000 },
+    );
     const audio = ready.body.outputs.find((o: any) => o.id === 'audio');
     const m4a = audio.endpoints.find((e: any) => e.format === 'MP4');
     expect((await ffprobe(m4a.url)).streams.map((s: any) => s.codec_type)).toEqual(['audio']);
@@ -144,15 +168,26 @@ describeEachDb('VOD assets', (kind) => {
     expect((await t.json('GET', `/vod/v1/assets/${body.id}`)).body.outputs.map((o: any) => o.id)).not.toContain('audio');
     expect((await t.json('DELETE', `/vod/v1/assets/${body.id}/outputs/audio`)).status).toBe(404);
 
-    const expiring = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'short', expirationDate: new Date(Date.now() + 8_000).toISOString() });
+    const expiring = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, {
+      preset: 'audio-aac',
+      id: 'short',
+      expirationDate: new Date(Date.now() + 8_000).toISOString(),
+    });
     expect(expiring.status).toBe(200);
-    const gone = await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => !r.body.outputs.some((o: any) => o.id === 'short'), { timeoutMs: 60_000 });
+    const gone = await until(
+      () => t.json('GET', `/vod/v1/assets/${body.id}`),
+      (r) => !r.body.outputs.some((o: any) => o.id === 'short'),
+      { timeoutMs: 60_000 },
+    );
     expect(gone.body.outputs.map((o: any) => o.id)).toHaveLength(1);
     expect(await p.ctx.store.head(`tenants/${t.id}/vod/${body.id}/short/audio.m4a`)).toBeUndefined();
   });
 
   it('lists, filters, updates and deletes assets', async () => {
-    const list = await t.json('GET', `/vod/v1/assets?statuses=Available&presets=hls-h264-ladder,dash-h264-ladder&tags=demo&attributes=[genre]=test&sort=CreateDate&desc=true`);
+    const list = await t.json(
+      'GET',
+      `/vod/v1/assets?statuses=Available&presets=hls-h264-ladder,dash-h264-ladder&tags=demo&attributes=[genre]=test&sort=CreateDate&desc=true`,
+    );
     expect(list.status).toBe(200);
     expect(list.body.items.length).toBeGreaterThanOrEqual(1);
     expect(list.body.items.every((a: any) => a.status === 'Available' && a.preset === 'hls-h264-ladder')).toBe(true);

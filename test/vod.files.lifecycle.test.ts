@@ -33,16 +33,27 @@ describeEachDbAndStore('VOD file upload completion, cancel and expiry', (db, sto
     const p1 = await putPart(s.multipartUrls[0], parts[0]);
     const p3 = await putPart(s.multipartUrls[2], parts[2]);
 
-    const unlisted = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 3, eTag: p3.eTag }]);
+    const unlisted = await complete(s.fileId, [
+      { partNumber: 1, eTag: p1.eTag },
+      { partNumber: 3, eTag: p3.eTag },
+    ]);
     expect(unlisted.status).toBe(400);
     expect(unlisted.body.status).toMatchObject({ code: 'upload_parts_missing', status: 400 });
     expect(unlisted.body.status.message).toContain('missing: 2');
 
-    const notSent = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: '"0123"' }, { partNumber: 3, eTag: p3.eTag }]);
+    const notSent = await complete(s.fileId, [
+      { partNumber: 1, eTag: p1.eTag },
+      { partNumber: 2, eTag: '"0123"' },
+      { partNumber: 3, eTag: p3.eTag },
+    ]);
     expect(notSent.body.status.code).toBe('upload_parts_not_uploaded');
 
     const short = await putPart(s.multipartUrls[1], parts[1].subarray(1));
-    const wrongSize = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: short.eTag }, { partNumber: 3, eTag: p3.eTag }]);
+    const wrongSize = await complete(s.fileId, [
+      { partNumber: 1, eTag: p1.eTag },
+      { partNumber: 2, eTag: short.eTag },
+      { partNumber: 3, eTag: p3.eTag },
+    ]);
     expect(wrongSize.status).toBe(400);
     expect(wrongSize.body.status.code).toBe('upload_part_size_mismatch');
     expect(wrongSize.body.status.message).toContain(`part 2 has ${partSize - 1} bytes, expected ${partSize}`);
@@ -53,11 +64,19 @@ describeEachDbAndStore('VOD file upload completion, cancel and expiry', (db, sto
       expect(long.status).toBe(413);
       expect(long.body).toContain('"part_too_large"');
     } else {
-      const tooLong = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: long.eTag }, { partNumber: 3, eTag: p3.eTag }]);
+      const tooLong = await complete(s.fileId, [
+        { partNumber: 1, eTag: p1.eTag },
+        { partNumber: 2, eTag: long.eTag },
+        { partNumber: 3, eTag: p3.eTag },
+      ]);
       expect(tooLong.body.status.message).toContain(`part 2 has ${partSize + 1} bytes, expected ${partSize}`);
     }
     const p2 = await putPart(s.multipartUrls[1], parts[1]);
-    const wrongETag = await complete(s.fileId, [{ partNumber: 1, eTag: p1.eTag }, { partNumber: 2, eTag: p2.eTag }, { partNumber: 3, eTag: p1.eTag }]);
+    const wrongETag = await complete(s.fileId, [
+      { partNumber: 1, eTag: p1.eTag },
+      { partNumber: 2, eTag: p2.eTag },
+      { partNumber: 3, eTag: p1.eTag },
+    ]);
     expect(wrongETag.body.status.code).toBe('upload_part_etag_mismatch');
     const beyond = await complete(s.fileId, [{ partNumber: 4, eTag: p1.eTag }]);
     expect(beyond.body.status.code).toBe('upload_part_invalid');
@@ -104,7 +123,11 @@ describeEachDbAndStore('VOD file upload completion, cancel and expiry', (db, sto
     const s = await startUpload(t, { name: 'abandoned.mp4', fileSize });
     expect((await putPart(s.multipartUrls[0], randomBytes(partSize))).status).toBe(200);
     expect((await t.json('GET', `/vod/v1/files/${s.fileId}`)).body.status).toBe('Uploading');
-    await until(async () => (await t.json('GET', `/vod/v1/files/${s.fileId}`)).status, (status) => status === 404, { timeoutMs: 20_000, everyMs: 250, what: 'the abandoned upload to be swept' });
+    await until(
+      async () => (await t.json('GET', `/vod/v1/files/${s.fileId}`)).status,
+      (status) => status === 404,
+      { timeoutMs: 20_000, everyMs: 250, what: 'the abandoned upload to be swept' },
+    );
     p.config.uploadTtlHours = 24;
     expect(await partsGone(s.fileKey, uploadIdOf(s.multipartUrls[0]))).toBe(true);
     expect(await eventTypes(p, s.fileId)).toEqual(['vod.file.created', 'vod.file.deleted']);

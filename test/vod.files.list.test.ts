@@ -156,7 +156,11 @@ describeEachDbAndStore('VOD file list, update, delete and tenant isolation', (db
     ];
     for (const [method, path, body] of calls) {
       const theirs = await other.json(method, path, body);
-      const none = await other.json(method, path.replace(fileId, missing).replace(f.alpha.fileId, missing), body && JSON.parse(JSON.stringify(body).replace(fileId, missing)));
+      const none = await other.json(
+        method,
+        path.replace(fileId, missing).replace(f.alpha.fileId, missing),
+        body && JSON.parse(JSON.stringify(body).replace(fileId, missing)),
+      );
       expect(theirs.status, `${method} ${path}`).toBe(404);
       expect(theirs.body.status.code).toBe('file_not_found');
       expect(theirs.body.status.message.replace(fileId, missing).replace(f.alpha.fileId, missing)).toBe(none.body.status.message);
@@ -187,7 +191,8 @@ describeEachDbAndStore('VOD file list, update, delete and tenant isolation', (db
     expect(status).toBe(200);
     expect(Object.keys(body).sort()).toEqual([extra.fileId, missing, junk].sort());
     expect(body[extra.fileId]).toEqual({ status: { code: 'success', status: 200, message: 'Deleted' }, success: true });
-    for (const id of [missing, junk]) expect(body[id]).toEqual({ status: { code: 'file_not_found', status: 404, message: `File ${id} was not found` }, success: false });
+    for (const id of [missing, junk])
+      expect(body[id]).toEqual({ status: { code: 'file_not_found', status: 404, message: `File ${id} was not found` }, success: false });
     expect((await t.json('GET', `/vod/v1/files/${extra.fileId}`)).status).toBe(404);
   });
 });

@@ -16,15 +16,48 @@ const dir = mkdtempSync(join(tmpdir(), 'mediaplane-media-'));
 const SRT = '1\n00:00:00,000 --> 00:00:01,000\nHello\n\n2\n00:00:01,000 --> 00:00:02,000\nWorld\n';
 writeFileSync(join(dir, 'subs.srt'), SRT);
 ffmpeg(
-  '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25:duration=2',
-  '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2',
-  '-f', 'lavfi', '-i', 'sine=frequency=660:duration=2',
-  '-i', join(dir, 'subs.srt'),
-  '-map', '0', '-map', '1', '-map', '2', '-map', '3',
-  '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-c:s', 'srt',
-  '-metadata:s:a:0', 'language=eng', '-metadata:s:a:0', 'title=English',
-  '-metadata:s:a:1', 'language=fre', '-metadata:s:a:1', 'title=Français',
-  '-metadata:s:s:0', 'language=eng', '-metadata:s:s:0', 'title=English subtitles',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc2=size=320x180:rate=25:duration=2',
+  '-f',
+  'lavfi',
+  '-i',
+  'sine=frequency=440:duration=2',
+  '-f',
+  'lavfi',
+  '-i',
+  'sine=frequency=660:duration=2',
+  '-i',
+  join(dir, 'subs.srt'),
+  '-map',
+  '0',
+  '-map',
+  '1',
+  '-map',
+  '2',
+  '-map',
+  '3',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-c:a',
+  'aac',
+  '-c:s',
+  'srt',
+  '-metadata:s:a:0',
+  'language=eng',
+  '-metadata:s:a:0',
+  'title=English',
+  '-metadata:s:a:1',
+  'language=fre',
+  '-metadata:s:a:1',
+  'title=Français',
+  '-metadata:s:s:0',
+  'language=eng',
+  '-metadata:s:s:0',
+  'title=English subtitles',
   join(dir, 'movie.mkv'),
 );
 ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-c:a', 'aac', join(dir, 'tone.m4a'));
@@ -80,7 +113,9 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
 
     const subs = await uploadFile(t, 'subs.srt', Buffer.from(SRT));
     expect((await t.json('GET', `/vod/v1/files/${subs.fileId}`)).body).toMatchObject({ fileTypes: 'Caption' });
-    expect((await t.json('POST', `/vod/v1/files/${subs.fileId}/detect`)).body).toEqual({ tracks: [{ trackSelector: { trackId: '0' }, type: 'Caption', name: 'Caption 1' }] });
+    expect((await t.json('POST', `/vod/v1/files/${subs.fileId}/detect`)).body).toEqual({
+      tracks: [{ trackSelector: { trackId: '0' }, type: 'Caption', name: 'Caption 1' }],
+    });
     const noDuration = await t.json('GET', `/vod/v1/files/${subs.fileId}/duration`);
     expect(noDuration.status).toBe(400);
     expect(noDuration.body.status.code).toBe('file_duration_unknown');
@@ -89,13 +124,20 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
   it('answers a clear 400 for a file that is not media, and 409 before the upload is complete', async () => {
     const junk = await uploadFile(t, 'notes.mp4', Buffer.from('These are meeting notes, not a video.\n'.repeat(100)));
     expect((await t.json('GET', `/vod/v1/files/${junk.fileId}`)).body).toMatchObject({ status: 'Completed', fileTypes: 'Video', tracks: [] });
-    for (const [method, path] of [['POST', 'detect'], ['GET', 'duration']] as const) {
+    for (const [method, path] of [
+      ['POST', 'detect'],
+      ['GET', 'duration'],
+    ] as const) {
       const r = await t.json(method, `/vod/v1/files/${junk.fileId}/${path}`);
       expect(r.status).toBe(400);
       expect(r.body.status).toMatchObject({ code: 'file_not_media', status: 400 });
     }
     const pending = await startUpload(t, { name: 'later.mp4', fileSize: 10 });
-    for (const [method, path] of [['POST', 'detect'], ['GET', 'duration'], ['GET', 'preview']] as const) {
+    for (const [method, path] of [
+      ['POST', 'detect'],
+      ['GET', 'duration'],
+      ['GET', 'preview'],
+    ] as const) {
       const r = await t.json(method, `/vod/v1/files/${pending.fileId}/${path}`);
       expect(r.status).toBe(409);
       expect(r.body.status.code).toBe('file_not_completed');

@@ -24,7 +24,14 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
 
   it('uploads a file in three parts sent in parallel and stores exactly its bytes', async () => {
     const data = randomBytes(fileSize);
-    const s = await startUpload(t, { name: 'holiday clip.mp4', friendlyName: 'Holiday clip', fileSize, metadata: { camera: 'x1' }, tags: ['beach'], attributes: ['year=2024'] });
+    const s = await startUpload(t, {
+      name: 'holiday clip.mp4',
+      friendlyName: 'Holiday clip',
+      fileSize,
+      metadata: { camera: 'x1' },
+      tags: ['beach'],
+      attributes: ['year=2024'],
+    });
     expect(s.fileId).toMatch(UUID);
     expect(s.fileKey).toBe(`tenants/${t.id}/files/${s.fileId}/holiday_clip.mp4`);
     expect(s).toMatchObject({ partSize, lastPartSize: 100_003, partsCount: 3 });
@@ -40,7 +47,10 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
       expect(r.status, r.body).toBe(200);
       expect(r.eTag).toBe(`"${md5(parts[i])}"`);
     });
-    const done = await complete(s.fileId, sent.map((r, i) => ({ partNumber: i + 1, eTag: r.eTag })));
+    const done = await complete(
+      s.fileId,
+      sent.map((r, i) => ({ partNumber: i + 1, eTag: r.eTag })),
+    );
     expect(done).toEqual({ status: 200, body: { fileId: s.fileId, fileKey: s.fileKey } });
 
     const { body: file } = await t.json('GET', `/vod/v1/files/${s.fileId}`);
@@ -94,7 +104,10 @@ describeEachDbAndStore('VOD file upload', (db, store) => {
     expect(stale.body.status.code).toBe('upload_part_etag_mismatch');
     expect(stale.body.status.message).toContain('part 1');
 
-    const done = await complete(s.fileId, sent.map((r, i) => ({ partNumber: i + 1, eTag: r.eTag })));
+    const done = await complete(
+      s.fileId,
+      sent.map((r, i) => ({ partNumber: i + 1, eTag: r.eTag })),
+    );
     expect(done.status).toBe(200);
     const chunks: Buffer[] = [];
     for await (const c of await p.ctx.store.getStream(s.fileKey)) chunks.push(Buffer.from(c));

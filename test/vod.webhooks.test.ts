@@ -31,7 +31,11 @@ describeEachDb('VOD events to webhooks', (kind) => {
 
     const fileId = await uploadFile(t, await makeClip(dir, 'clip', { width: 320, height: 180, seconds: 2 }));
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'mp4-h264-download' });
-    await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => r.body.status === 'Available', { timeoutMs: 90_000 });
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${body.id}`),
+      (r) => r.body.status === 'Available',
+      { timeoutMs: 90_000 },
+    );
     expect((await t.json('DELETE', `/vod/v1/assets/${body.id}`)).status).toBe(200);
 
     const mine = () => receiver.received.filter((r) => r.json?.source === `/tenant/${t.id}`);

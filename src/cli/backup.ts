@@ -14,7 +14,10 @@ const ARCHIVE = /\.(tar\.gz|tgz|tar)$/;
 
 function embeddedOnly(config: Config): void {
   if (config.databaseUrl) throw new Error('backup and restore cover the embedded install (PGlite); back up PostgreSQL with pg_dump and pg_restore.');
-  if (config.storageUrl) throw new Error('backup and restore cover the embedded install (files under the data directory); S3 keeps its objects itself: use the bucket\'s versioning or replication, and pg_dump for the database.');
+  if (config.storageUrl)
+    throw new Error(
+      "backup and restore cover the embedded install (files under the data directory); S3 keeps its objects itself: use the bucket's versioning or replication, and pg_dump for the database.",
+    );
 }
 
 /** `mediaplane backup <dir|file>`: asks the running server for a backup, or makes it directly when none runs. */
@@ -74,7 +77,9 @@ export async function restore(config: Config, sourceArg: string, opts: { force?:
     const objects = join(config.dataDir, 'objects');
     const occupied = existsSync(join(pglite, 'PG_VERSION')) || (existsSync(objects) && readdirSync(objects).length > 0);
     if (occupied && !opts.force) {
-      throw new Error(`${config.dataDir} already holds a Mediaplane database or stored files. Restore into a new data directory (MEDIAPLANE_DATA_DIR), or add --force to replace what is there.`);
+      throw new Error(
+        `${config.dataDir} already holds a Mediaplane database or stored files. Restore into a new data directory (MEDIAPLANE_DATA_DIR), or add --force to replace what is there.`,
+      );
     }
     let dir = source;
     if (statSync(source).isFile()) {
@@ -88,7 +93,9 @@ export async function restore(config: Config, sourceArg: string, opts: { force?:
     await loadPglite(pglite, found.database);
     const count = await linkTree(found.objectsDir, objects);
     await copySecrets(dir, config.dataDir);
-    console.log(`Restored ${source} into ${config.dataDir} (${count} stored files). Start the platform on it: MEDIAPLANE_DATA_DIR=${config.dataDir} mediaplane serve`);
+    console.log(
+      `Restored ${source} into ${config.dataDir} (${count} stored files). Start the platform on it: MEDIAPLANE_DATA_DIR=${config.dataDir} mediaplane serve`,
+    );
   } finally {
     if (unpacked) await rm(unpacked, { recursive: true, force: true });
     release();

@@ -17,7 +17,10 @@ export async function locate(config: Config): Promise<Route> {
   const holder = lockHolder(config.dataDir);
   if (holder !== undefined) {
     const token = config.adminToken ?? storedAdminToken(config.dataDir);
-    if (!token) throw new Error(`${lockedMessage(config.dataDir, holder)}\nNo admin token in ${config.dataDir}; set MEDIAPLANE_ADMIN_TOKEN to the running server's token.`);
+    if (!token)
+      throw new Error(
+        `${lockedMessage(config.dataDir, holder)}\nNo admin token in ${config.dataDir}; set MEDIAPLANE_ADMIN_TOKEN to the running server's token.`,
+      );
     return { how: 'http', base, token, why: lockedMessage(config.dataDir, holder) };
   }
   const newDatabase = !existsSync(join(config.dataDir, 'pglite', 'PG_VERSION'));

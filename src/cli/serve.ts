@@ -11,7 +11,8 @@ import type { Config } from '../config.ts';
 export async function serve(config: Config): Promise<void> {
   const firstStart = !config.databaseUrl && !existsSync(join(config.dataDir, 'pglite', 'PG_VERSION'));
   const say = (message: string) => console.log(message);
-  if (firstStart) say(`First start: creating the embedded database in ${join(config.dataDir, 'pglite')} (this takes a while once; later starts take seconds)...`);
+  if (firstStart)
+    say(`First start: creating the embedded database in ${join(config.dataDir, 'pglite')} (this takes a while once; later starts take seconds)...`);
   const { openPlatform } = await import('../server.ts');
   const opening = openPlatform(config, {
     logger: { level: config.logLevel },

@@ -47,8 +47,7 @@ async function openPglite(dir: string): Promise<Database> {
     db,
     kind: 'pglite',
     // PGlite's query() refuses multi-statement SQL, which pg-boss sends without parameters.
-    executeSql: async (text, params) =>
-      params?.length ? client.query(text, params) : { rows: (await client.exec(text)).at(-1)?.rows ?? [] },
+    executeSql: async (text, params) => (params?.length ? client.query(text, params) : { rows: (await client.exec(text)).at(-1)?.rows ?? [] }),
     // biome-ignore lint/suspicious/noExplicitAny: drizzle's PGlite migrator wants its own database type
     migrate: () => migratePglite(db as any, { migrationsFolder }),
     ping: async () => void (await client.query('select 1')),

@@ -12,7 +12,9 @@ export const events = pgTable(
   'events',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     type: text('type').notNull(),
     data: jsonb('data').$type<{ id: string } & Record<string, unknown>>().notNull(),
     occuredAt: createdAt('occured_at'),

@@ -95,8 +95,5 @@ export function lockDataDir(dataDir: string): () => void {
 }
 
 export function lockedMessage(dataDir: string, pid: number): string {
-  return (
-    `Data directory ${dataDir} is in use by another Mediaplane process (pid ${pid}). ` +
-    'Stop it first, or set MEDIAPLANE_DATA_DIR to another directory.'
-  );
+  return `Data directory ${dataDir} is in use by another Mediaplane process (pid ${pid}). ` + 'Stop it first, or set MEDIAPLANE_DATA_DIR to another directory.';
 }

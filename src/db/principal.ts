@@ -11,6 +11,12 @@ export const principalColumns = {
   collectionVersion: collectionVersions.version,
 };
 
-export function toPrincipal(row: { tenantId: string; tenantName: string; tenantStatus: string; roleType: string; collectionVersion: number | null }): Principal {
+export function toPrincipal(row: {
+  tenantId: string;
+  tenantName: string;
+  tenantStatus: string;
+  roleType: string;
+  collectionVersion: number | null;
+}): Principal {
   return { ...row, roleType: row.roleType as RoleType, collectionVersion: row.collectionVersion ?? 0 };
 }

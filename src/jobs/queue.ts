@@ -90,10 +90,8 @@ export class JobQueue {
   /** Starts `concurrency` pollers for this kind of job in this process. */
   async work<P extends object>(job: JobDefinition<P>, handler: JobHandler<P>, { concurrency = 1 }: { concurrency?: number } = {}): Promise<void> {
     for (let i = 0; i < concurrency; i++) {
-      await this.boss.work<P>(
-        job.name,
-        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 },
-        async ([j]) => this.run(job, handler, j),
+      await this.boss.work<P>(job.name, { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 }, async ([j]) =>
+        this.run(job, handler, j),
       );
     }
   }

@@ -42,7 +42,13 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     const dir = join(layout.outDir, streaming);
     hlsPlaylists = await finishHls(ctx, dir, streaming === 'cmaf');
     const durationS = await longest([...hlsPlaylists.video, ...hlsPlaylists.audio]);
-    endpoints.push({ format: 'HLS', manifest: rel(layout, join(dir, 'master.m3u8')), durationMilliseconds: Math.round(durationS * 1000), size: 0, hasVerticalOrientation: vertical });
+    endpoints.push({
+      format: 'HLS',
+      manifest: rel(layout, join(dir, 'master.m3u8')),
+      durationMilliseconds: Math.round(durationS * 1000),
+      size: 0,
+      hasVerticalOrientation: vertical,
+    });
   }
   if (streaming === 'dash' || streaming === 'cmaf') {
     const dir = join(layout.outDir, streaming);
@@ -62,9 +68,10 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     if (hlsPlaylists) {
       await runFfmpeg(['-y', ...remuxArgs(hlsPlaylists, layout, dir)], { signal: ctx.signal, redact: ctx.redact });
     }
-    const files = layout.renditions.length > 0
-      ? layout.renditions.map((r) => ({ name: safeName(r.name), file: join(dir, `${safeName(r.name)}.mp4`) }))
-      : layout.audio.map((_, k) => ({ name: audioName(k), file: join(dir, `${audioName(k)}.m4a`) }));
+    const files =
+      layout.renditions.length > 0
+        ? layout.renditions.map((r) => ({ name: safeName(r.name), file: join(dir, `${safeName(r.name)}.mp4`) }))
+        : layout.audio.map((_, k) => ({ name: audioName(k), file: join(dir, `${audioName(k)}.m4a`) }));
     for (const f of files) {
       const info = await inspect(f.file, { signal: ctx.signal });
       endpoints.push({
@@ -119,7 +126,11 @@ async function finishHls(ctx: Context, dir: string, cmaf: boolean) {
   const subtitles: MasterRendition[] = [];
   for (const [k, vtt] of captions.entries()) {
     if (!cmaf) await addTimestampMap(vtt, zero);
-    subtitles.push({ playlist: await writeSubtitlePlaylist(vtt, durationS), name: layout.captions[k].name, language: validLanguage(layout.captions[k].language) });
+    subtitles.push({
+      playlist: await writeSubtitlePlaylist(vtt, durationS),
+      name: layout.captions[k].name,
+      language: validLanguage(layout.captions[k].language),
+    });
   }
 
   await writeMasterPlaylist(join(dir, 'master.m3u8'), {

@@ -110,9 +110,9 @@ function rotationOf(s: Record<string, any>): number {
 }
 
 /** The first real video track (cover pictures excluded), the one the spec assigns automatically. */
-export const firstVideo = (info: MediaInfo): StreamInfo | undefined =>
-  info.streams.find((s) => s.type === 'video' && !s.attachedPicture);
+export const firstVideo = (info: MediaInfo): StreamInfo | undefined => info.streams.find((s) => s.type === 'video' && !s.attachedPicture);
 
 /** Still images (png, jpeg, webp, bmp…) as opposed to video files; overlays loop the former. */
 export const isStillImage = (info: MediaInfo): boolean =>
-  /^(image2|.*_pipe)$/.test(info.formatName) || (info.streams.length === 1 && ['png', 'mjpeg', 'webp', 'bmp'].includes(info.streams[0].codec) && !(info.durationMs > 0));
+  /^(image2|.*_pipe)$/.test(info.formatName) ||
+  (info.streams.length === 1 && ['png', 'mjpeg', 'webp', 'bmp'].includes(info.streams[0].codec) && !(info.durationMs > 0));

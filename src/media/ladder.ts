@@ -82,12 +82,7 @@ export function scaleGraph(input: string, renditions: PlannedRendition[]): { gra
  * switch rungs cleanly.
  */
 export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[]): string[] {
-  const args = [
-    '-c:v', 'libx264',
-    '-preset', preset.x264Preset,
-    '-sc_threshold', '0',
-    '-force_key_frames', `expr:gte(t,n_forced*${preset.segmentSeconds})`,
-  ];
+  const args = ['-c:v', 'libx264', '-preset', preset.x264Preset, '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${preset.segmentSeconds})`];
   renditions.forEach((r, i) => {
     const s = `v:${i}`;
     args.push(`-b:${s}`, `${r.videoBitrateKbps}k`, `-maxrate:${s}`, `${r.maxrateKbps}k`, `-bufsize:${s}`, `${r.maxrateKbps * 2}k`, `-profile:${s}`, r.profile);

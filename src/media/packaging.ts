@@ -64,17 +64,25 @@ function hlsArgs(l: EncodeLayout, dir: string): string[] {
   return [
     ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
     ...codecArgs(l, l.renditions),
-    '-f', 'hls',
-    '-hls_time', String(l.preset.segmentSeconds),
+    '-f',
+    'hls',
+    '-hls_time',
+    String(l.preset.segmentSeconds),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
     // end); the finishing step marks them VOD.
-    '-hls_playlist_type', 'event',
-    '-hls_flags', 'independent_segments',
-    '-hls_segment_type', 'mpegts',
-    '-hls_segment_filename', join(dir, '%v', 'seg_%05d.ts'),
+    '-hls_playlist_type',
+    'event',
+    '-hls_flags',
+    'independent_segments',
+    '-hls_segment_type',
+    'mpegts',
+    '-hls_segment_filename',
+    join(dir, '%v', 'seg_%05d.ts'),
     // ffmpeg's own master playlist makes the output playable while it is being written; ours replaces it at the end.
-    '-master_pl_name', 'master.m3u8',
-    '-var_stream_map', streamMap,
+    '-master_pl_name',
+    'master.m3u8',
+    '-var_stream_map',
+    streamMap,
     join(dir, '%v', 'index.m3u8'),
   ];
 }
@@ -86,13 +94,20 @@ function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean): string[] {
   return [
     ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
     ...codecArgs(l, l.renditions),
-    '-f', 'dash',
-    '-seg_duration', String(l.preset.segmentSeconds),
-    '-use_template', '1',
-    '-use_timeline', '1',
-    '-init_seg_name', 'init-$RepresentationID$.m4s',
-    '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s',
-    '-adaptation_sets', sets,
+    '-f',
+    'dash',
+    '-seg_duration',
+    String(l.preset.segmentSeconds),
+    '-use_template',
+    '1',
+    '-use_timeline',
+    '1',
+    '-init_seg_name',
+    'init-$RepresentationID$.m4s',
+    '-media_seg_name',
+    'chunk-$RepresentationID$-$Number%05d$.m4s',
+    '-adaptation_sets',
+    sets,
     ...(alsoHls ? ['-hls_playlist', '1', '-hls_master_name', 'master.m3u8'] : []),
     join(dir, 'manifest.mpd'),
   ];
@@ -104,10 +119,12 @@ function mp4Args(l: EncodeLayout, dir: string): string[] {
   const subCodec = l.captions.length > 0 ? ['-c:s', 'mov_text', ...languageTags('s', l.captions)] : [];
   if (l.renditions.length === 0) {
     return l.audio.flatMap((a, k) => [
-      '-map', a.map,
+      '-map',
+      a.map,
       ...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)),
       ...languageTags('a', [a]),
-      '-movflags', '+faststart',
+      '-movflags',
+      '+faststart',
       join(dir, `${audioName(k)}.m4a`),
     ]);
   }
@@ -116,8 +133,10 @@ function mp4Args(l: EncodeLayout, dir: string): string[] {
     ...subs,
     ...codecArgs(l, [r]),
     ...subCodec,
-    '-max_muxing_queue_size', '4096',
-    '-movflags', '+faststart',
+    '-max_muxing_queue_size',
+    '4096',
+    '-movflags',
+    '+faststart',
     join(dir, `${safeName(r.name)}.mp4`),
   ]);
 }
@@ -168,11 +187,7 @@ export async function addCaptionsToMpd(mpdPath: string, captions: OutputTrack[])
  * becomes one file with every audio track and the captions (as mov_text). `-copyts` keeps audio and video on their
  * common clock; the MP4 muxer then starts them at zero.
  */
-export function remuxArgs(
-  playlists: { video: string[]; audio: string[]; captions: string[]; captionOffsetS: number },
-  l: EncodeLayout,
-  dir: string,
-): string[] {
+export function remuxArgs(playlists: { video: string[]; audio: string[]; captions: string[]; captionOffsetS: number }, l: EncodeLayout, dir: string): string[] {
   const { video: videoPlaylists, audio: audioPlaylists, captions: captionFiles } = playlists;
   // Cue times count from the output's zero, segment times from where the muxer put it (1.4 s into MPEG-TS).
   const inputs = [
@@ -186,23 +201,40 @@ export function remuxArgs(
     return [
       ...common,
       ...audioIn.flatMap((input, k) => [
-        '-map', `${input}:a:0`, '-c', 'copy',
+        '-map',
+        `${input}:a:0`,
+        '-c',
+        'copy',
         ...languageTags('a', [l.audio[k]]),
-        '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart', join(dir, `${audioName(k)}.m4a`),
+        '-avoid_negative_ts',
+        'make_zero',
+        '-movflags',
+        '+faststart',
+        join(dir, `${audioName(k)}.m4a`),
       ]),
     ];
   }
   return [
     ...common,
     ...videoPlaylists.flatMap((_, i) => [
-      '-map', `${i}:v:0`,
+      '-map',
+      `${i}:v:0`,
       ...audioIn.flatMap((input) => ['-map', `${input}:a:0`]),
       ...subIn.flatMap((input) => ['-map', `${input}:s:0`]),
-      '-c:v', 'copy', '-c:a', 'copy', '-c:s', 'mov_text',
+      '-c:v',
+      'copy',
+      '-c:a',
+      'copy',
+      '-c:s',
+      'mov_text',
       ...languageTags('a', l.audio),
       ...languageTags('s', l.captions),
-      '-max_muxing_queue_size', '4096',
-      '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart',
+      '-max_muxing_queue_size',
+      '4096',
+      '-avoid_negative_ts',
+      'make_zero',
+      '-movflags',
+      '+faststart',
       join(dir, `${safeName(l.renditions[i].name)}.mp4`),
     ]),
   ];

@@ -42,7 +42,25 @@ export interface TranscodePlan {
   redact: Record<string, string>;
 }
 
-const TEXT_SUBTITLES = new Set(['subrip', 'srt', 'ass', 'ssa', 'webvtt', 'mov_text', 'text', 'microdvd', 'subviewer', 'subviewer1', 'jacosub', 'realtext', 'sami', 'stl', 'pjs', 'vplayer', 'mpl2']);
+const TEXT_SUBTITLES = new Set([
+  'subrip',
+  'srt',
+  'ass',
+  'ssa',
+  'webvtt',
+  'mov_text',
+  'text',
+  'microdvd',
+  'subviewer',
+  'subviewer1',
+  'jacosub',
+  'realtext',
+  'sami',
+  'stl',
+  'pjs',
+  'vplayer',
+  'mpl2',
+]);
 const COPYABLE_VIDEO = new Set(['h264', 'hevc']);
 const COPYABLE_AUDIO = new Set(['aac', 'mp3', 'ac3', 'eac3']);
 
@@ -106,7 +124,9 @@ class Sources {
     }
     const stream = this.infos.get(file)!.streams.find((s) => s.index === t.index);
     if (!stream || stream.type !== expected) {
-      throw new MediaError(`${what[0].toUpperCase()}${what.slice(1)} track ${t.index} is not a${expected === 'audio' ? 'n' : ''} ${expected} stream of its file`);
+      throw new MediaError(
+        `${what[0].toUpperCase()}${what.slice(1)} track ${t.index} is not a${expected === 'audio' ? 'n' : ''} ${expected} stream of its file`,
+      );
     }
     return { input: this.inputs.add(file), stream };
   }
@@ -136,7 +156,9 @@ async function pickTracks(req: TranscodeRequest, sources: Sources, source: Media
   for (const t of req.tracks.filter((t) => t.type === 'Audio')) {
     const { input, stream } = await sources.track(t, 'audio', 'audio');
     if (preset.noTranscoding && !COPYABLE_AUDIO.has(stream.codec)) {
-      throw new MediaError(`Preset ${preset.id} copies audio without re-encoding, but audio track ${t.index} is ${stream.codec}; it needs AAC, MP3, AC-3 or E-AC-3`);
+      throw new MediaError(
+        `Preset ${preset.id} copies audio without re-encoding, but audio track ${t.index} is ${stream.codec}; it needs AAC, MP3, AC-3 or E-AC-3`,
+      );
     }
     audio.push({ map: `${input}:${stream.index}`, name: label(t, stream, audio.length, 'Audio'), language: t.language ?? stream.language });
   }
@@ -163,7 +185,16 @@ async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked)
   const source = `${video.input}:${s.index}`;
   if (req.preset.noTranscoding) {
     // The source stream as it is: one "rung" of its own size (bitrate for information; nothing is encoded).
-    const rendition: PlannedRendition = { name: `${height}p`, width, height, pictureWidth: width, pictureHeight: height, videoBitrateKbps: Math.round((s.bitRate ?? 0) / 1000), maxrateKbps: 0, profile: 'high' };
+    const rendition: PlannedRendition = {
+      name: `${height}p`,
+      width,
+      height,
+      pictureWidth: width,
+      pictureHeight: height,
+      videoBitrateKbps: Math.round((s.bitRate ?? 0) / 1000),
+      maxrateKbps: 0,
+      profile: 'high',
+    };
     return { graph: [], renditions: [rendition], videoMaps: [source] };
   }
   if (!(width > 0 && height > 0)) throw new MediaError('The source video has no picture size');
@@ -206,8 +237,10 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
   const layout: EncodeLayout = { outDir: req.outDir, preset, renditions, videoMaps, audio, captions };
   const args = [
     '-y',
-    '-progress', 'pipe:1',
-    '-stats_period', '0.5',
+    '-progress',
+    'pipe:1',
+    '-stats_period',
+    '0.5',
     ...sources.inputs.args,
     ...(graph.length > 0 ? ['-filter_complex', graph.join(';')] : []),
     ...(await outputArgs(layout)),

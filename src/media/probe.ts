@@ -62,10 +62,19 @@ interface FfprobeOutput {
 async function run(input: string, timeoutMs: number, name: string): Promise<FfprobeOutput> {
   let stdout: string;
   try {
-    stdout = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', input], { signal: AbortSignal.timeout(timeoutMs), redact: { [input]: name } });
+    stdout = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', input], {
+      signal: AbortSignal.timeout(timeoutMs),
+      redact: { [input]: name },
+    });
   } catch (e) {
     if (e instanceof MediaToolMissingError) throw new ProbeUnavailableError('ffprobe was not found; the operator must install ffmpeg or set FFPROBE_PATH');
-    if (e instanceof MediaError) throw new NotMediaError(redact(e.stderrTail, { [input]: name }).trim().split('\n').at(-1) || 'ffprobe could not read the file');
+    if (e instanceof MediaError)
+      throw new NotMediaError(
+        redact(e.stderrTail, { [input]: name })
+          .trim()
+          .split('\n')
+          .at(-1) || 'ffprobe could not read the file',
+      );
     throw new NotMediaError(`ffprobe did not finish reading the file within ${timeoutMs} ms`);
   }
   try {

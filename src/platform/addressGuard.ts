@@ -53,7 +53,11 @@ const LOOPBACK: LookupAddress[] = [
  * `acme.localhost`, and a delivery to it would fail for a reason nobody sees), the system resolver's otherwise.
  */
 function resolveName(hostname: string, family: 0 | 4 | 6, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void {
-  if (isLocalhostName(hostname)) return callback(null, LOOPBACK.filter((a) => family === 0 || a.family === family));
+  if (isLocalhostName(hostname))
+    return callback(
+      null,
+      LOOPBACK.filter((a) => family === 0 || a.family === family),
+    );
   dnsLookup(hostname, { all: true, family }, (err, addresses) => callback(err, addresses ?? []));
 }
 

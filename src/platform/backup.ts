@@ -43,7 +43,9 @@ export async function writeBackup(dataDir: string, dumpDatabase: () => Promise<B
   const count = await linkTree(objects, join(dest, 'objects'));
   await copySecrets(dataDir, dest);
   const summary: BackupSummary = { name: dest.split('/').pop()!, createdAt: new Date().toISOString(), databaseBytes: database.length, objects: count };
-  await writeFile(join(dest, 'manifest.json'), `${JSON.stringify({ format: BACKUP_FORMAT, kind: 'mediaplane-embedded', ...summary }, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(join(dest, 'manifest.json'), `${JSON.stringify({ format: BACKUP_FORMAT, kind: 'mediaplane-embedded', ...summary }, null, 2)}\n`, {
+    mode: 0o600,
+  });
   return summary;
 }
 
@@ -86,7 +88,8 @@ export async function linkTree(from: string, to: string): Promise<number> {
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EXDEV' || code === 'EPERM') await copyFile(source, target);
-        else if (code === 'ENOENT') continue; // deleted since readdir
+        else if (code === 'ENOENT')
+          continue; // deleted since readdir
         else if (code !== 'EEXIST') throw e;
       }
       count++;
@@ -105,7 +108,10 @@ export async function copySecrets(from: string, to: string): Promise<void> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 export async function removeTree(path: string): Promise<void> {

@@ -19,23 +19,30 @@ const Backup = Type.Object({
  */
 export function registerBackup(app: FastifyInstance, ctx: PlatformContext): void {
   const ref = Type.Ref('Error');
-  app.post('/admin/v1/backups', {
-    config: { admin: true },
-    schema: {
-      tags: ['Admin'],
-      security: [{ adminToken: [] }],
-      operationId: 'create_backup',
-      summary: 'Back up the embedded database and object store',
-      description: 'Writes a consistent copy of the PGlite database and the file store under `backups/` in the data directory, for `mediaplane backup`.',
-      response: { 201: Backup, 401: ref, 409: ref },
+  app.post(
+    '/admin/v1/backups',
+    {
+      config: { admin: true },
+      schema: {
+        tags: ['Admin'],
+        security: [{ adminToken: [] }],
+        operationId: 'create_backup',
+        summary: 'Back up the embedded database and object store',
+        description: 'Writes a consistent copy of the PGlite database and the file store under `backups/` in the data directory, for `mediaplane backup`.',
+        response: { 201: Backup, 401: ref, 409: ref },
+      },
     },
-  }, async (_req, reply) => {
-    const { database, config } = ctx;
-    if (!database.dumpDataDir || ctx.store.kind !== 'fs') {
-      throw new ApiError(409, 'backup_unsupported',
-        'Backups cover the embedded install (PGlite and the file store); back up PostgreSQL with pg_dump and S3 with the bucket\'s own versioning or replication');
-    }
-    const summary = await writeBackup(config.dataDir, () => database.dumpDataDir!(), join(config.dataDir, 'backups', newBackupName()));
-    return reply.status(201).send(summary);
-  });
+    async (_req, reply) => {
+      const { database, config } = ctx;
+      if (!database.dumpDataDir || ctx.store.kind !== 'fs') {
+        throw new ApiError(
+          409,
+          'backup_unsupported',
+          "Backups cover the embedded install (PGlite and the file store); back up PostgreSQL with pg_dump and S3 with the bucket's own versioning or replication",
+        );
+      }
+      const summary = await writeBackup(config.dataDir, () => database.dumpDataDir!(), join(config.dataDir, 'backups', newBackupName()));
+      return reply.status(201).send(summary);
+    },
+  );
 }

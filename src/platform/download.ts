@@ -73,6 +73,8 @@ function get(url: URL, opts: DownloadOptions): Promise<http.IncomingMessage> {
     // biome-ignore lint/suspicious/noExplicitAny: Node's request options type lookup narrower than dns.lookup's overloads
     const req = client.get(url, { timeout: opts.timeoutMs, ...(opts.allowPrivate ? {} : { lookup: guardedLookup(opts.setting) as any }) }, resolve);
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-    req.on('error', (e) => reject(e.name === 'BlockedAddressError' || (e as NodeJS.ErrnoException).code === 'EADDRBLOCKED' ? new DownloadRefusedError(e.message) : e));
+    req.on('error', (e) =>
+      reject(e.name === 'BlockedAddressError' || (e as NodeJS.ErrnoException).code === 'EADDRBLOCKED' ? new DownloadRefusedError(e.message) : e),
+    );
   });
 }

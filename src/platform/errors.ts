@@ -24,11 +24,11 @@ export class ApiError extends Error {
   }
 }
 
-export const validationError = (field: string, message: string) =>
-  new ApiError(400, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
+export const validationError = (field: string, message: string) => new ApiError(400, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
 
 export const notFound = (code: string, what: string, id: string) => new ApiError(404, code, `${what} ${id} was not found`);
-export const unsupportedMediaType = (message = 'Content-Type must be application/json for this operation') => new ApiError(415, 'unsupported_media_type', message);
+export const unsupportedMediaType = (message = 'Content-Type must be application/json for this operation') =>
+  new ApiError(415, 'unsupported_media_type', message);
 
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 

@@ -21,7 +21,10 @@ export const TagAttributeQuery = {
 export function arrayParam(value: string[] | string | undefined): string[] {
   if (value === undefined) return [];
   const list = Array.isArray(value) ? value : [value];
-  return list.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return list
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** A value from a closed list, matched case-insensitively and answered in the list's own spelling. */
@@ -64,5 +67,8 @@ export function textSearch(query: string | undefined, ...columns: (AnyColumn | S
 }
 
 function toTextArray(values: string[]): SQL {
-  return sql`ARRAY[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`;
+  return sql`ARRAY[${sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  )}]::text[]`;
 }

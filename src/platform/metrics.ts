@@ -145,7 +145,8 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, tokens: 
     const token = bearerToken(request.headers.authorization);
     if (!token) throw new ApiError(401, 'missing_credentials', 'Send Authorization: Bearer <admin or metrics token>');
     const given = digest(token);
-    if (!accepted.some((a) => timingSafeEqual(a, given))) throw new ApiError(401, 'invalid_metrics_token', 'The token is neither the admin token nor MEDIAPLANE_METRICS_TOKEN');
+    if (!accepted.some((a) => timingSafeEqual(a, given)))
+      throw new ApiError(401, 'invalid_metrics_token', 'The token is neither the admin token nor MEDIAPLANE_METRICS_TOKEN');
     const body = await metrics.registry.metrics();
     return reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store').send(body);
   });

@@ -63,12 +63,7 @@ export function pageArray<T>(all: T[], req: PageRequest): Page<T> {
  * Resolves `sort`/`desc` against a whitelist keyed by the spec's property names (`CreateDate`, `Metadata.Title`),
  * matched case-insensitively. The id column is always the last key so that pages are stable.
  */
-export function orderBy(
-  req: PageRequest,
-  whitelist: Record<string, AnyColumn | SQL>,
-  fallback: string,
-  tiebreak: AnyColumn,
-): SQL[] {
+export function orderBy(req: PageRequest, whitelist: Record<string, AnyColumn | SQL>, fallback: string, tiebreak: AnyColumn): SQL[] {
   const wanted = req.sort ?? fallback;
   const key = Object.keys(whitelist).find((k) => k.toLowerCase() === wanted.toLowerCase());
   if (!key) throw validationError('sort', `unknown sort property "${wanted}"; allowed: ${Object.keys(whitelist).join(', ')}`);

@@ -14,7 +14,13 @@ export interface PeriodicOptions {
  * Runs `pass` every `intervalMs`, never two at once: the next pass is scheduled when one ends. A pass that throws is
  * logged under `name` and the schedule goes on. The timer does not keep the process alive.
  */
-export function startPeriodic(name: string, intervalMs: number, pass: () => Promise<void>, log: Logger, { runAtStart = true }: PeriodicOptions = {}): PeriodicTask {
+export function startPeriodic(
+  name: string,
+  intervalMs: number,
+  pass: () => Promise<void>,
+  log: Logger,
+  { runAtStart = true }: PeriodicOptions = {},
+): PeriodicTask {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;

@@ -117,9 +117,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async putObject(key: string, body: Buffer | Readable | string): Promise<void> {
-    await this.writeAtomically(key, (tmp) =>
-      body instanceof Readable ? pipeline(body, createWriteStream(tmp)) : writeFile(tmp, body),
-    );
+    await this.writeAtomically(key, (tmp) => (body instanceof Readable ? pipeline(body, createWriteStream(tmp)) : writeFile(tmp, body)));
   }
 
   async putFile(key: string, localPath: string): Promise<void> {

@@ -118,7 +118,8 @@ export class FsUploads {
   async receive(key: string, uploadId: string, partNumber: number, body: Readable): Promise<{ eTag: string; size: number }> {
     const { dir, record } = await this.open(key, uploadId);
     // ENOENT: the upload was aborted or completed before or while the part was streaming.
-    if (record.partSize) return this.serialized(`${uploadId}/${partNumber}`, () => this.receiveInPlace(dir, record.partSize!, partNumber, body)).catch(gone(uploadId));
+    if (record.partSize)
+      return this.serialized(`${uploadId}/${partNumber}`, () => this.receiveInPlace(dir, record.partSize!, partNumber, body)).catch(gone(uploadId));
     return this.receiveFile(dir, partNumber, body).catch(gone(uploadId));
   }
 
@@ -176,7 +177,8 @@ export class FsUploads {
       const partSize = record.partSize;
       chosen.forEach((p, i) => {
         if (p.partNumber !== i + 1) throw new StoreError('InvalidPart', `parts must be 1 to ${chosen.length} without gaps; part ${i + 1} is not listed`);
-        if (i < chosen.length - 1 && p.size !== partSize) throw new StoreError('EntityTooSmall', `part ${p.partNumber} has ${p.size} bytes; every part but the last must have ${partSize}`);
+        if (i < chosen.length - 1 && p.size !== partSize)
+          throw new StoreError('EntityTooSmall', `part ${p.partNumber} has ${p.size} bytes; every part but the last must have ${partSize}`);
       });
       const data = join(dir, 'data');
       const file = await open(data, 'r+');
@@ -190,9 +192,12 @@ export class FsUploads {
     } else {
       const tmp = `${target}.${randomUUID()}.tmp`;
       try {
-        await pipeline(async function* () {
-          for (const p of chosen) yield* createReadStream(p.file!, { highWaterMark: 1024 * 1024 });
-        }, createWriteStream(tmp, { flush: true }));
+        await pipeline(
+          async function* () {
+            for (const p of chosen) yield* createReadStream(p.file!, { highWaterMark: 1024 * 1024 });
+          },
+          createWriteStream(tmp, { flush: true }),
+        );
         await rename(tmp, target);
       } finally {
         await rm(tmp, { force: true });
@@ -209,10 +214,12 @@ export class FsUploads {
 }
 
 /** An upload directory removed by another process (completed or aborted there) after its record was cached. */
-const gone = (uploadId: string) => (e: NodeJS.ErrnoException): never => {
-  if (e.code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
-  throw e;
-};
+const gone =
+  (uploadId: string) =>
+  (e: NodeJS.ErrnoException): never => {
+    if (e.code === 'ENOENT') throw new StoreError('NoSuchUpload', `upload ${uploadId} was aborted or completed`);
+    throw e;
+  };
 
 async function flush(path: string): Promise<void> {
   const file = await open(path, 'r+');

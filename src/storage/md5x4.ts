@@ -25,14 +25,11 @@ const STAGE_BYTES = 1024;
 // ---- MD5 (RFC 1321) ----
 
 const K = [
-  0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-  0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-  0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-  0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-  0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-  0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-  0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-  0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+  0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122,
+  0xfd987193, 0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6,
+  0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60,
+  0xbebfbc70, 0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039,
+  0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1, 0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
 ];
 const SHIFTS = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
 const IV = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
@@ -84,39 +81,87 @@ class Code {
   private simd(sub: number, ...imm: number[]) {
     return this.op(0xfd, ...uleb(sub), ...imm);
   }
-  get(local: number) { return this.op(0x20, ...uleb(local)); }
-  set(local: number) { return this.op(0x21, ...uleb(local)); }
-  tee(local: number) { return this.op(0x22, ...uleb(local)); }
-  i32(n: number) { return this.op(0x41, ...sleb(n | 0)); }
-  i32Add() { return this.op(0x6a); }
-  i32Sub() { return this.op(0x6b); }
-  i32Eqz() { return this.op(0x45); }
-  block() { return this.op(0x02, 0x40); }
-  loop() { return this.op(0x03, 0x40); }
-  br(depth: number) { return this.op(0x0c, ...uleb(depth)); }
-  brIf(depth: number) { return this.op(0x0d, ...uleb(depth)); }
-  end() { return this.op(0x0b); }
+  get(local: number) {
+    return this.op(0x20, ...uleb(local));
+  }
+  set(local: number) {
+    return this.op(0x21, ...uleb(local));
+  }
+  tee(local: number) {
+    return this.op(0x22, ...uleb(local));
+  }
+  i32(n: number) {
+    return this.op(0x41, ...sleb(n | 0));
+  }
+  i32Add() {
+    return this.op(0x6a);
+  }
+  i32Sub() {
+    return this.op(0x6b);
+  }
+  i32Eqz() {
+    return this.op(0x45);
+  }
+  block() {
+    return this.op(0x02, 0x40);
+  }
+  loop() {
+    return this.op(0x03, 0x40);
+  }
+  br(depth: number) {
+    return this.op(0x0c, ...uleb(depth));
+  }
+  brIf(depth: number) {
+    return this.op(0x0d, ...uleb(depth));
+  }
+  end() {
+    return this.op(0x0b);
+  }
   // memarg = log2(alignment), offset; 16-byte alignment is only a hint, unaligned addresses work
-  load(offset: number) { return this.simd(0x00, 4, ...uleb(offset)); }
-  store(offset: number) { return this.simd(0x0b, 4, ...uleb(offset)); }
+  load(offset: number) {
+    return this.simd(0x00, 4, ...uleb(offset));
+  }
+  store(offset: number) {
+    return this.simd(0x0b, 4, ...uleb(offset));
+  }
   splat32x4(word: number) {
     const b = Buffer.alloc(16);
     for (let i = 0; i < 4; i++) b.writeUInt32LE(word >>> 0, i * 4);
     return this.simd(0x0c, ...b);
   }
   /** i8x16.shuffle of the two vectors on the stack, given as bytes 0-15 of the first and 16-31 of the second. */
-  shuffle(bytes: number[]) { return this.simd(0x0d, ...bytes); }
+  shuffle(bytes: number[]) {
+    return this.simd(0x0d, ...bytes);
+  }
   /** The same, given as 32-bit lanes 0-3 of the first and 4-7 of the second. */
-  shuffle32(lanes: number[]) { return this.shuffle(lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3])); }
-  not() { return this.simd(0x4d); }
-  and() { return this.simd(0x4e); }
+  shuffle32(lanes: number[]) {
+    return this.shuffle(lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
+  }
+  not() {
+    return this.simd(0x4d);
+  }
+  and() {
+    return this.simd(0x4e);
+  }
   /** a & ~b */
-  andnot() { return this.simd(0x4f); }
-  or() { return this.simd(0x50); }
-  xor() { return this.simd(0x51); }
-  shl() { return this.simd(0xab); }
-  shrU() { return this.simd(0xad); }
-  add() { return this.simd(0xae); }
+  andnot() {
+    return this.simd(0x4f);
+  }
+  or() {
+    return this.simd(0x50);
+  }
+  xor() {
+    return this.simd(0x51);
+  }
+  shl() {
+    return this.simd(0xab);
+  }
+  shrU() {
+    return this.simd(0xad);
+  }
+  add() {
+    return this.simd(0xae);
+  }
 }
 
 // ---- code generator ----
@@ -149,20 +194,31 @@ export function md5x4ModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
   const v128Locals = next - 6;
 
   const c = new Code();
-  abcd.forEach((l, i) => c.get(STATE).load(STATE_OFFSET + 16 * i).set(l));
+  abcd.forEach((l, i) =>
+    c
+      .get(STATE)
+      .load(STATE_OFFSET + 16 * i)
+      .set(l),
+  );
   c.block().loop();
   c.get(BLOCKS).i32Eqz().brIf(1);
   abcd.forEach((l, i) => c.get(l).set(saved[i]));
 
   // Rows are 4 words of one lane; a 4x4 transpose of each group of words turns them into m[j] = word j of all lanes.
   for (let q = 0; q < 4; q++) {
-    for (let k = 0; k < 4; k++) c.get(P[k]).load(16 * q).set(rows[k]);
+    for (let k = 0; k < 4; k++)
+      c.get(P[k])
+        .load(16 * q)
+        .set(rows[k]);
     c.get(rows[0]).get(rows[1]).shuffle32([0, 4, 1, 5]).set(t[0]); // r0.0 r1.0 r0.1 r1.1
     c.get(rows[0]).get(rows[1]).shuffle32([2, 6, 3, 7]).set(t[1]); // r0.2 r1.2 r0.3 r1.3
     c.get(rows[2]).get(rows[3]).shuffle32([0, 4, 1, 5]).set(t[2]); // r2.0 r3.0 r2.1 r3.1
     c.get(rows[2]).get(rows[3]).shuffle32([2, 6, 3, 7]).set(t[3]); // r2.2 r3.2 r2.3 r3.3
     for (let j = 0; j < 4; j++) {
-      c.get(t[j >> 1]).get(t[(j >> 1) + 2]).shuffle32(j & 1 ? [2, 3, 6, 7] : [0, 1, 4, 5]).set(m[4 * q + j]);
+      c.get(t[j >> 1])
+        .get(t[(j >> 1) + 2])
+        .shuffle32(j & 1 ? [2, 3, 6, 7] : [0, 1, 4, 5])
+        .set(m[4 * q + j]);
     }
   }
 
@@ -186,7 +242,13 @@ export function md5x4ModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
       // one byte shuffle (a cycle) instead of shl, shr_u, or (two)
       c.tee(tmp).get(tmp).shuffle([2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13]);
     } else {
-      c.tee(tmp).i32(s).shl().get(tmp).i32(32 - s).shrU().or();
+      c.tee(tmp)
+        .i32(s)
+        .shl()
+        .get(tmp)
+        .i32(32 - s)
+        .shrU()
+        .or();
     }
     c.get(b).add().set(a);
     [a, b, cc, d] = [d, a, b, cc];
@@ -196,7 +258,12 @@ export function md5x4ModuleBytes(shared: boolean): Uint8Array<ArrayBuffer> {
   for (const p of P) c.get(p).i32(64).i32Add().set(p);
   c.get(BLOCKS).i32(1).i32Sub().set(BLOCKS);
   c.br(0).end().end();
-  abcd.forEach((l, i) => c.get(STATE).get(l).store(STATE_OFFSET + 16 * i));
+  abcd.forEach((l, i) =>
+    c
+      .get(STATE)
+      .get(l)
+      .store(STATE_OFFSET + 16 * i),
+  );
   c.end();
 
   const body = [...vec([[...uleb(v128Locals), V128]]), ...c.bytes];

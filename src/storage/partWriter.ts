@@ -173,7 +173,14 @@ export class PartWriter {
    * `record`, if any, is in place. The worker handles the record so that the answer waits for no round trip through
    * this thread's event loop, which is busy with the sockets.
    */
-  async write(body: Readable, path: string, flags: 'r+' | 'w', position: number, maxBytes: number, record?: PartRecord): Promise<{ eTag: string; size: number }> {
+  async write(
+    body: Readable,
+    path: string,
+    flags: 'r+' | 'w',
+    position: number,
+    maxBytes: number,
+    record?: PartRecord,
+  ): Promise<{ eTag: string; size: number }> {
     const worker = this.start();
     const stream = this.nextStream++;
     const result = new Promise<{ eTag: string; size: number }>((resolve, reject) => this.pending.set(stream, { resolve, reject }));

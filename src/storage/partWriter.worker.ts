@@ -18,7 +18,11 @@ const { memory } = workerData as { memory: WebAssembly.Memory };
 const bytes = new Uint8Array(memory.buffer); // fixed size: the memory never grows
 const kernel = new Md5x4(memory, 0);
 // One call over the (unused) slots at boot, so that V8 compiles the kernel's optimized code before the first part.
-kernel.update([new Md5State(), new Md5State(), new Md5State(), new Md5State()], [0, 1, 2, 3].map((i) => (i + 1) * 64 * 1024), 1024);
+kernel.update(
+  [new Md5State(), new Md5State(), new Md5State(), new Md5State()],
+  [0, 1, 2, 3].map((i) => (i + 1) * 64 * 1024),
+  1024,
+);
 const post = (message: ToMain) => parentPort!.postMessage(message);
 
 /** Direct I/O alignment of offsets and lengths: the largest logical block size of the disks we may meet. */
@@ -204,7 +208,11 @@ function hash(waited = false): void {
     const lanes = ready.sort((a, b) => wholeBlocks(b) - wholeBlocks(a)).slice(0, 4);
     const segments = lanes.map((s) => hashing(s)!);
     const blocks = Math.min(...lanes.map(wholeBlocks));
-    kernel.update(lanes.map((s) => s.md5), segments.map((x) => x.offset + x.hashed), blocks);
+    kernel.update(
+      lanes.map((s) => s.md5),
+      segments.map((x) => x.offset + x.hashed),
+      blocks,
+    );
     lanes.forEach((s, i) => {
       segments[i].hashed += blocks * 64;
       release(s, segments[i]);

@@ -27,7 +27,13 @@ describe('a fresh VOD asset plays in headless Chromium with hls.js', () => {
     const fileId = await uploadFile(t, src);
     const audio = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: any) => x.type === 'Audio');
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audio] }], preset: 'hls-h264-ladder' });
-    const asset = (await until(() => t.json('GET', `/vod/v1/assets/${body.id}`), (r) => ['Available', 'Error'].includes(r.body.status), { timeoutMs: 90_000 })).body;
+    const asset = (
+      await until(
+        () => t.json('GET', `/vod/v1/assets/${body.id}`),
+        (r) => ['Available', 'Error'].includes(r.body.status),
+        { timeoutMs: 90_000 },
+      )
+    ).body;
     expect(asset.status, asset.errorMessage).toBe('Available');
     const hls = asset.endpoints.find((e: any) => e.format === 'HLS');
     expect(new URL(page.url).origin).not.toBe(new URL(hls.url).origin);

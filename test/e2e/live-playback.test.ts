@@ -52,11 +52,15 @@ describe('live playback through input loss', () => {
   /** Waits until every player's playhead is `seconds` past where it was, failing on any player error. */
   async function allAdvance(players: LivePlayer[], seconds: number, what: string) {
     const from = await Promise.all(players.map((p) => p.state()));
-    await waitFor(what, async () => {
-      const now = await Promise.all(players.map((p) => p.state()));
-      for (const s of now) if (s.error) throw new Error(s.error);
-      return now.every((s, i) => s.currentTime >= from[i]!.currentTime + seconds);
-    }, 60_000);
+    await waitFor(
+      what,
+      async () => {
+        const now = await Promise.all(players.map((p) => p.state()));
+        for (const s of now) if (s.error) throw new Error(s.error);
+        return now.every((s, i) => s.currentTime >= from[i]!.currentTime + seconds);
+      },
+      60_000,
+    );
   }
   const fetchedFrom = (sequence: number) =>
     media.requests.some((r) => {
@@ -69,7 +73,10 @@ describe('live playback through input loss', () => {
     const players: LivePlayer[] = [];
     try {
       await pipeline.start();
-      await waitFor('a playable window', () => (readPlaylist(join(outDir, '180p.m3u8'))?.segments.length ?? 0) >= 4 && readPlaylist(join(outDir, 'audio.m3u8')));
+      await waitFor(
+        'a playable window',
+        () => (readPlaylist(join(outDir, '180p.m3u8'))?.segments.length ?? 0) >= 4 && readPlaylist(join(outDir, 'audio.m3u8')),
+      );
       players.push(await playLive(browser, page.url, `${media.url}/master.m3u8`, 'hls'));
       players.push(await playLive(browser, page.url, `${media.url}/manifest.mpd`, 'dash'));
       await allAdvance(players, 2, 'both players playing the live input');
@@ -80,7 +87,10 @@ describe('live playback through input loss', () => {
       expect(fetchedFrom(lostAt)).toBe(true);
 
       encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
-      await waitFor('the live input back', () => readPlaylist(join(outDir, '180p.m3u8'))!.segments.at(-1)!.discontinuity === false && newestSequence() > lostAt + 3);
+      await waitFor(
+        'the live input back',
+        () => readPlaylist(join(outDir, '180p.m3u8'))!.segments.at(-1)!.discontinuity === false && newestSequence() > lostAt + 3,
+      );
       const backAt = newestSequence();
       await allAdvance(players, 5, 'playback on through the switch back to the input');
       expect(fetchedFrom(backAt)).toBe(true);

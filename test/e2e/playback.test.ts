@@ -14,7 +14,11 @@ describe('browser playback', () => {
 
   beforeAll(async () => {
     const src = await makeClip(dir, 'src', { width: 640, height: 360, seconds: 4, subtitles: [{ language: 'eng', text: 'Hello' }] });
-    const tracks = [{ type: 'Audio', index: 1 }, { type: 'Audio', index: 2 }, { type: 'Caption', index: 3 }] as const;
+    const tracks = [
+      { type: 'Audio', index: 1 },
+      { type: 'Audio', index: 2 },
+      { type: 'Caption', index: 3 },
+    ] as const;
     const ladder = [rung('360p', 640, 360, 600), rung('180p', 320, 180, 250)];
     await Promise.all([
       transcode({ input: src, tracks: [...tracks], preset: testPreset({ ladder }), outDir: join(dir, 'hls-out') }),

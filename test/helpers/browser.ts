@@ -112,7 +112,11 @@ export async function play(
   browser: Browser,
   pageUrl: string,
   url: string,
-  { player = 'hls', seconds = 2.5, height }: { player?: 'hls' | 'dash'; seconds?: number; /** hls.js: play only the rung of this height (no ABR). */ height?: number } = {},
+  {
+    player = 'hls',
+    seconds = 2.5,
+    height,
+  }: { player?: 'hls' | 'dash'; seconds?: number /** hls.js: play only the rung of this height (no ABR). */; height?: number } = {},
 ): Promise<Playback> {
   const page = await browser.newPage();
   try {
@@ -125,7 +129,8 @@ export async function play(
         let tracks = () => ({ audio: [] as string[], text: [] as string[] });
         let turnOnCaptions = () => {};
         if (player === 'hls') {
-          if (!w.Hls.isSupported()) return { times: [], videoWidth: 0, videoHeight: 0, audioTracks: [], textTracks: [], cues: [], error: 'hls.js: MSE unsupported' };
+          if (!w.Hls.isSupported())
+            return { times: [], videoWidth: 0, videoHeight: 0, audioTracks: [], textTracks: [], cues: [], error: 'hls.js: MSE unsupported' };
           const hls = new w.Hls();
           hls.on(w.Hls.Events.MANIFEST_PARSED, () => {
             if (height === undefined) return;

@@ -3,13 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../../src/media/ffmpeg.ts';
-import {
-  createLivePipeline,
-  type LivePipeline,
-  type LivePipelineEvent,
-  type LivePipelineOptions,
-  type LiveRendition,
-} from '../../src/media/live/index.ts';
+import { createLivePipeline, type LivePipeline, type LivePipelineEvent, type LivePipelineOptions, type LiveRendition } from '../../src/media/live/index.ts';
 import { until } from './until.ts';
 
 export const quietLog = () => pino({ level: process.env.LIVE_TEST_LOG ?? 'warn' });
@@ -61,7 +55,10 @@ export function localPipeline(
 }
 
 /** An encoder pushing a moving test pattern with a tone over RTMP, in real time, until stopped. */
-export function pushRtmp(url: string, { size = '320x180', rate = 25, seconds = 600 }: { size?: string; rate?: number; seconds?: number } = {}): {
+export function pushRtmp(
+  url: string,
+  { size = '320x180', rate = 25, seconds = 600 }: { size?: string; rate?: number; seconds?: number } = {},
+): {
   child: ChildProcess;
   exited: Promise<number | null>;
   stderr: () => string;
@@ -70,13 +67,39 @@ export function pushRtmp(url: string, { size = '320x180', rate = 25, seconds = 6
   const child = spawn(
     ffmpegPath(),
     [
-      '-hide_banner', '-nostdin', '-loglevel', 'error',
-      '-re', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=${rate}`,
-      '-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
-      '-t', String(seconds),
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', String(rate), '-pix_fmt', 'yuv420p',
-      '-c:a', 'aac', '-b:a', '64k',
-      '-f', 'flv', url,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${size}:rate=${rate}`,
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      String(rate),
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '64k',
+      '-f',
+      'flv',
+      url,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -130,14 +153,18 @@ export async function framePixels(outDir: string, init: string, segment: string)
     await runFfmpeg(['-i', joined, '-frames:v', '1', '-vf', 'scale=16:9', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', raw]);
     const px = readFileSync(raw);
     rmSync(raw, { force: true });
-    let r = 0, g = 0, b = 0;
+    let r = 0,
+      g = 0,
+      b = 0;
     const n = px.length / 3;
     for (let i = 0; i < px.length; i += 3) {
       r += px[i]!;
       g += px[i + 1]!;
       b += px[i + 2]!;
     }
-    r /= n; g /= n; b /= n;
+    r /= n;
+    g /= n;
+    b /= n;
     let spread = 0;
     for (let i = 0; i < px.length; i += 3) spread = Math.max(spread, Math.abs(px[i]! - r) + Math.abs(px[i + 1]! - g) + Math.abs(px[i + 2]! - b));
     return { r, g, b, spread };

@@ -128,7 +128,9 @@ export const rung = (name: string, width: number, height: number, kbps: number):
 });
 
 /** Streams of a played manifest grouped the way the tests assert on them. */
-export async function probeOutput(path: string): Promise<{ info: MediaInfo; video: MediaInfo['streams']; audio: MediaInfo['streams']; subtitles: MediaInfo['streams'] }> {
+export async function probeOutput(
+  path: string,
+): Promise<{ info: MediaInfo; video: MediaInfo['streams']; audio: MediaInfo['streams']; subtitles: MediaInfo['streams'] }> {
   const info = await inspect(path, { inputArgs: ['-allowed_extensions', 'ALL'] });
   return {
     info,

@@ -113,7 +113,13 @@ async function start(
   opts: { logger?: LoggerSetting },
 ): Promise<TestPlatform> {
   const own = storage ?? (await freshStorage(kind));
-  const config = loadConfig({ ...process.env, DATABASE_URL: own.databaseUrl, MEDIAPLANE_DATA_DIR: own.dataDir, MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token', ...env });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: own.databaseUrl,
+    MEDIAPLANE_DATA_DIR: own.dataDir,
+    MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token',
+    ...env,
+  });
   const platform = await openPlatform(config, opts);
   let baseUrl: string;
   let send: Fetch;

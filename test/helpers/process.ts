@@ -50,7 +50,10 @@ export async function cli(args: string[], env: Record<string, string>, cwd = ROO
 export async function waitReady(base: string, server: Run, timeoutMs = PROCESS_START_TIMEOUT_MS): Promise<void> {
   const ready = async () => {
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`server exited early:\n${server.output()}`);
-    return fetch(`${base}/readyz`).then((r) => r.status, () => 0); // 0: not listening yet
+    return fetch(`${base}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    ); // 0: not listening yet
   };
   await until(ready, (status) => status === 200, { timeoutMs, what: () => `${base}/readyz; output so far:\n${server.output()}` });
 }

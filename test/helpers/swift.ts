@@ -92,7 +92,9 @@ export async function startSwift(): Promise<SwiftServer> {
   try {
     execFileSync('swift-proxy-server', ['--help'], { stdio: 'ignore' });
   } catch {
-    throw new Error('OpenStack Swift is not installed: run `bash scripts/ensure-system-deps.sh swift` (Debian packages swift-proxy, swift-object, swift-container, swift-account)');
+    throw new Error(
+      'OpenStack Swift is not installed: run `bash scripts/ensure-system-deps.sh swift` (Debian packages swift-proxy, swift-object, swift-container, swift-account)',
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-swift-'));
   mkdirSync(join(dir, 'devices', 'd1'), { recursive: true });
@@ -104,7 +106,10 @@ export async function startSwift(): Promise<SwiftServer> {
   writeFileSync(join(dir, 'object-server.conf'), server('object', object, dir, user));
   writeFileSync(join(dir, 'proxy-server.conf'), proxy(proxyPort, dir, user));
   // Swift's own interpreter (the first line of its scripts), not whichever python3 comes first on PATH.
-  const python = readFileSync(execFileSync('which', ['swift-ring-builder'], { encoding: 'utf8' }).trim(), 'utf8').split('\n')[0].replace(/^#!\s*/, '').split(' ')[0];
+  const python = readFileSync(execFileSync('which', ['swift-ring-builder'], { encoding: 'utf8' }).trim(), 'utf8')
+    .split('\n')[0]
+    .replace(/^#!\s*/, '')
+    .split(' ')[0];
   execFileSync(python, ['-c', RINGS, dir, String(account), String(container), String(object)]);
 
   const children: ChildProcess[] = ['account', 'container', 'object', 'proxy'].map((name) =>
@@ -127,7 +132,14 @@ export async function startSwift(): Promise<SwiftServer> {
   // Ready when the proxy answers and the storage servers behind it have accepted their first account write.
   const answering = async () => {
     if (children.some((c) => c.exitCode !== null)) throw new Error('a Swift server exited');
-    const up = await Promise.all([account, container, object, proxyPort].map((port) => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)));
+    const up = await Promise.all(
+      [account, container, object, proxyPort].map((port) =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     return up.every(Boolean);
   };
   // Started from a test file's beforeAll: under its hook timeout (vitest.config.ts), yet generous for a loaded machine.

@@ -19,27 +19,46 @@ beforeAll(async () => {
 afterAll(() => client.close());
 
 const claim = (id: string, owner: string, handoff?: string) =>
-  db.update(rows).set(lease.take(owner, 60_000)).where(and(eq(rows.id, id), lease.claimable(REF, owner, handoff))).returning();
-const renew = (id: string, owner: string) => db.update(rows).set(lease.renew(60_000)).where(and(eq(rows.id, id), lease.heldBy(REF, owner))).returning();
+  db
+    .update(rows)
+    .set(lease.take(owner, 60_000))
+    .where(and(eq(rows.id, id), lease.claimable(REF, owner, handoff)))
+    .returning();
+const renew = (id: string, owner: string) =>
+  db
+    .update(rows)
+    .set(lease.renew(60_000))
+    .where(and(eq(rows.id, id), lease.heldBy(REF, owner)))
+    .returning();
 
 it('claims a free row, refuses it to another owner while held, and lets the holder renew', async () => {
   expect(await claim('r', 'a')).toHaveLength(1);
   expect(await claim('r', 'b')).toHaveLength(0);
   expect(await renew('r', 'a')).toHaveLength(1);
-  const [{ ahead }] = (await db.execute(sql`select lease_until > now() + interval '50 seconds' as ahead from leased where id = 'r'`)).rows as { ahead: boolean }[];
+  const [{ ahead }] = (await db.execute(sql`select lease_until > now() + interval '50 seconds' as ahead from leased where id = 'r'`)).rows as {
+    ahead: boolean;
+  }[];
   expect(ahead).toBe(true);
 });
 
 it("takes over a dead owner's row once its lease ran out on the database's clock; the old owner can no longer renew", async () => {
   await db.execute(sql`update leased set lease_until = now() - interval '1 second' where id = 'r'`);
-  expect(await db.select().from(rows).where(and(eq(rows.id, 'r'), lease.expired(REF)))).toHaveLength(1);
+  expect(
+    await db
+      .select()
+      .from(rows)
+      .where(and(eq(rows.id, 'r'), lease.expired(REF))),
+  ).toHaveLength(1);
   const [taken] = await claim('r', 'b');
   expect(taken.leaseOwner).toBe('b');
   expect(await renew('r', 'a')).toHaveLength(0);
 });
 
 it('frees a released row for anyone at once', async () => {
-  await db.update(rows).set(lease.release()).where(and(eq(rows.id, 'r'), lease.heldBy(REF, 'b')));
+  await db
+    .update(rows)
+    .set(lease.release())
+    .where(and(eq(rows.id, 'r'), lease.heldBy(REF, 'b')));
   expect(await claim('r', 'c')).toHaveLength(1);
 });
 

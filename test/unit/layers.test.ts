@@ -28,7 +28,7 @@ function specifiers(source: string): string[] {
 function violations(files: string[]): string[] {
   return files.flatMap((file) =>
     specifiers(readFileSync(file, 'utf8'))
-      .filter((s) => s.startsWith('.') && (`${resolve(dirname(file), s)}/`).startsWith(`${MODULES}/`))
+      .filter((s) => s.startsWith('.') && `${resolve(dirname(file), s)}/`.startsWith(`${MODULES}/`))
       .map((s) => `${relative(ROOT, file)} -> ${s}`),
   );
 }
@@ -44,7 +44,15 @@ it('finds imports of every form', () => {
     "import {\n  d,\n  e,\n} from '../modules/t.ts';",
   ].join('\n');
   expect(specifiers(source)).toEqual(
-    expect.arrayContaining(['../modules/x.ts', '../modules/y.ts', '../modules/z.ts', '../modules/w.ts', '../modules/v.ts', '../modules/u.ts', '../modules/t.ts']),
+    expect.arrayContaining([
+      '../modules/x.ts',
+      '../modules/y.ts',
+      '../modules/z.ts',
+      '../modules/w.ts',
+      '../modules/v.ts',
+      '../modules/u.ts',
+      '../modules/t.ts',
+    ]),
   );
 });
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { fieldErrors, fieldPath } from '../../src/platform/errors.ts';
 
-const e = (keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown> = {}) => ({ keyword, instancePath, schemaPath, params, message: 'ajv says' });
+const e = (keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown> = {}) => ({
+  keyword,
+  instancePath,
+  schemaPath,
+  params,
+  message: 'ajv says',
+});
 
 describe('error details: one notation, sentences', () => {
   it('names fields as JavaScript reaches them', () => {
@@ -13,14 +19,16 @@ describe('error details: one notation, sentences', () => {
   });
 
   it("turns Ajv's instance paths and terse messages into fields and sentences", () => {
-    expect(fieldErrors([e('type', '/transcodedSources/0/fileId', '#/properties/transcodedSources/items/properties/fileId/type', { type: 'string' })], 'body')).toEqual([
-      { field: 'transcodedSources[0].fileId', message: 'must be a string' },
-    ]);
+    expect(
+      fieldErrors([e('type', '/transcodedSources/0/fileId', '#/properties/transcodedSources/items/properties/fileId/type', { type: 'string' })], 'body'),
+    ).toEqual([{ field: 'transcodedSources[0].fileId', message: 'must be a string' }]);
     expect(fieldErrors([e('required', '/transcodedSources/0', '#/required', { missingProperty: 'fileId' })], 'body')).toEqual([
       { field: 'transcodedSources[0].fileId', message: 'is required' },
     ]);
     expect(fieldErrors([e('minLength', '/name', '#/properties/name/minLength', { limit: 1 })])).toEqual([{ field: 'name', message: 'must not be empty' }]);
-    expect(fieldErrors([e('maxItems', '/tags', '#/properties/tags/maxItems', { limit: 100 })])).toEqual([{ field: 'tags', message: 'must have at most 100 items' }]);
+    expect(fieldErrors([e('maxItems', '/tags', '#/properties/tags/maxItems', { limit: 100 })])).toEqual([
+      { field: 'tags', message: 'must have at most 100 items' },
+    ]);
     expect(fieldErrors([e('enum', '/roleType', '#/properties/roleType/enum', { allowedValues: ['Admin', 'Viewer'] })])).toEqual([
       { field: 'roleType', message: 'must be one of Admin, Viewer' },
     ]);

@@ -59,12 +59,20 @@ describe('filters on PostgreSQL (PGlite)', () => {
   let client: PGlite;
   let db: ReturnType<typeof drizzle>;
   const ids = async (...where: Parameters<typeof and>) =>
-    (await db.select({ id: items.id }).from(items).where(and(...where)).orderBy(asc(items.id))).map((r) => r.id);
+    (
+      await db
+        .select({ id: items.id })
+        .from(items)
+        .where(and(...where))
+        .orderBy(asc(items.id))
+    ).map((r) => r.id);
 
   beforeAll(async () => {
     client = await PGlite.create();
     db = drizzle({ client });
-    await client.exec(`create table items (id int primary key, name text not null, tags text[] not null, attributes text[] not null, created timestamptz not null)`);
+    await client.exec(
+      `create table items (id int primary key, name text not null, tags text[] not null, attributes text[] not null, created timestamptz not null)`,
+    );
     await db.insert(items).values([
       { id: 1, name: 'Big Buck Bunny', tags: ['animation', 'short'], attributes: ['genre=comedy', 'year=2008'], created: new Date('2024-01-01T00:00:00Z') },
       { id: 2, name: 'Sintel 100% open', tags: ['animation'], attributes: ['genre=fantasy'], created: new Date('2024-02-01T00:00:00Z') },
@@ -112,7 +120,11 @@ describe('filters on PostgreSQL (PGlite)', () => {
 describe('filter query schemas', () => {
   const app = Fastify({ ajv: { customOptions: { coerceTypes: 'array', allErrors: true }, plugins: [addFormats as any] } });
   registerErrorHandling(app);
-  app.get('/items', { schema: { querystring: Type.Object({ ...DateRangeQuery, ...TagAttributeQuery, ids: Type.Optional(ArrayQuery) }) } }, async (req) => req.query);
+  app.get(
+    '/items',
+    { schema: { querystring: Type.Object({ ...DateRangeQuery, ...TagAttributeQuery, ids: Type.Optional(ArrayQuery) }) } },
+    async (req) => req.query,
+  );
   const get = async (qs: string) => {
     const res = await app.inject(`/items?${qs}`);
     return { status: res.statusCode, body: res.json() };

@@ -13,13 +13,18 @@ it('never runs two passes at once, and stop() waits for the running pass', async
   let maxRunning = 0;
   let passes = 0;
   let finish: () => void = () => {};
-  const task = startPeriodic('test', 1, async () => {
-    running++;
-    maxRunning = Math.max(maxRunning, running);
-    passes++;
-    if (passes === 3) await new Promise<void>((r) => (finish = r));
-    running--;
-  }, fakeLog());
+  const task = startPeriodic(
+    'test',
+    1,
+    async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      passes++;
+      if (passes === 3) await new Promise<void>((r) => (finish = r));
+      running--;
+    },
+    fakeLog(),
+  );
   await soon(() => passes === 3);
   let stopped = false;
   const stopping = task.stop().then(() => (stopped = true));
@@ -37,10 +42,15 @@ it('never runs two passes at once, and stop() waits for the running pass', async
 it('logs a failing pass and goes on with the next', async () => {
   const log = fakeLog();
   let passes = 0;
-  const task = startPeriodic('sweep', 1, async () => {
-    passes++;
-    if (passes === 1) throw new Error('boom');
-  }, log);
+  const task = startPeriodic(
+    'sweep',
+    1,
+    async () => {
+      passes++;
+      if (passes === 1) throw new Error('boom');
+    },
+    log,
+  );
   await soon(() => passes >= 2);
   await task.stop();
   expect(log.error).toHaveBeenCalledTimes(1);

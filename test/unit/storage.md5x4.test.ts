@@ -83,7 +83,14 @@ describe('Md5x4', () => {
     }
     // all sixteen again, lanes shuffled, in small calls so that they advance together
     const order = [13, 0, 7, 11];
-    expect(hashLanes(kernel, order.map((i) => inputs[i]), MD5X4_SCRATCH_BYTES, 5)).toEqual(order.map((i) => md5(inputs[i])));
+    expect(
+      hashLanes(
+        kernel,
+        order.map((i) => inputs[i]),
+        MD5X4_SCRATCH_BYTES,
+        5,
+      ),
+    ).toEqual(order.map((i) => md5(inputs[i])));
   });
 
   it('hashes fewer than four lanes, in any lane', () => {

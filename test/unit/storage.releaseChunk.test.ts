@@ -29,7 +29,7 @@ async function put(body: Buffer, onData: (req: IncomingMessage, chunk: Buffer) =
 }
 
 describe('releaseChunk', () => {
-  it("frees each chunk of an HTTP request body once copied, and the copies hold every byte", async () => {
+  it('frees each chunk of an HTTP request body once copied, and the copies hold every byte', async () => {
     const data = randomBytes(4 * 1024 * 1024 + 123);
     const copies: Buffer[] = [];
     const left: number[] = [];

@@ -5,9 +5,7 @@ export const AUDIO_TRACK = 'audio';
 const AUDIO_BITRATE = 128_000;
 export const audioBandwidth = AUDIO_BITRATE;
 
-export type RunSource =
-  | { kind: 'live'; url: string; loop: boolean }
-  | { kind: 'slate'; loss: InputLoss };
+export type RunSource = { kind: 'live'; url: string; loop: boolean } | { kind: 'slate'; loss: InputLoss };
 
 export interface RunArgs {
   source: RunSource;
@@ -32,7 +30,7 @@ export function lavfiColor(color: string): string {
  * shape and players switch between them as between two segments of one stream.
  */
 export function runArgs(a: RunArgs): string[] {
-  const top = a.renditions.reduce((m, r) => (r.height > m.height ? r : m), a.renditions[0] ?? { width: 640, height: 360, frameRate: 25 } as LiveRendition);
+  const top = a.renditions.reduce((m, r) => (r.height > m.height ? r : m), a.renditions[0] ?? ({ width: 640, height: 360, frameRate: 25 } as LiveRendition));
   const fps = top.frameRate;
   const args = ['-progress', 'pipe:1', '-stats_period', '0.5'];
   const videoIn = '0:v';
@@ -84,21 +82,32 @@ export function runArgs(a: RunArgs): string[] {
   streams.push(`a:0,name:${AUDIO_TRACK}`);
   return [
     ...args,
-    '-filter_complex', filters.join(';'),
+    '-filter_complex',
+    filters.join(';'),
     ...maps,
     ...enc,
-    '-output_ts_offset', a.offset.toFixed(6),
-    '-f', 'hls',
-    '-hls_time', String(a.segmentSeconds),
-    '-hls_list_size', '0',
-    '-hls_segment_type', 'fmp4',
+    '-output_ts_offset',
+    a.offset.toFixed(6),
+    '-f',
+    'hls',
+    '-hls_time',
+    String(a.segmentSeconds),
+    '-hls_list_size',
+    '0',
+    '-hls_segment_type',
+    'fmp4',
     // temp_file: a segment appears under its name only once complete.
-    '-hls_flags', 'independent_segments+temp_file',
+    '-hls_flags',
+    'independent_segments+temp_file',
     // Keeps the offset in the fragments' decode times (tfdt): without it every run would start at 0.
-    '-hls_segment_options', 'movflags=+frag_discont',
-    '-hls_fmp4_init_filename', 'init.mp4',
-    '-hls_segment_filename', join(a.dir, '%v', '%d.m4s'),
-    '-var_stream_map', streams.join(' '),
+    '-hls_segment_options',
+    'movflags=+frag_discont',
+    '-hls_fmp4_init_filename',
+    'init.mp4',
+    '-hls_segment_filename',
+    join(a.dir, '%v', '%d.m4s'),
+    '-var_stream_map',
+    streams.join(' '),
     join(a.dir, '%v', 'index.m3u8'),
   ];
 }

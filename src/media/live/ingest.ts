@@ -45,8 +45,7 @@ interface NmsSession {
   run(): void;
 }
 
-const isLoopback = (address: string | undefined) =>
-  address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+const isLoopback = (address: string | undefined) => address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 
 export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpIngest> {
   nmsLog = opts.log;

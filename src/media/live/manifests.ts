@@ -126,10 +126,7 @@ export function dashManifest(o: MpdOptions): string {
       );
       for (const t of tracks) {
         const segs = listed.get(t.name)!.filter((s) => s.period === p.id);
-        const attrs =
-          kind === 'video'
-            ? ` width="${t.width}" height="${t.height}" frameRate="${t.frameRate}" sar="1:1"`
-            : ' audioSamplingRate="48000"';
+        const attrs = kind === 'video' ? ` width="${t.width}" height="${t.height}" frameRate="${t.frameRate}" sar="1:1"` : ' audioSamplingRate="48000"';
         out.push(`      <Representation id="${t.name}" bandwidth="${t.bandwidth}" codecs="${t.codec}"${attrs}>`);
         if (kind === 'audio') {
           out.push('        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2"/>');

@@ -154,13 +154,15 @@ export class Packager {
     }
     const newPeriod = this.tracks.some((t) => !t.periodInit?.equals(inits.get(t)!));
     if (newPeriod && this.periods.length > 0) {
-      const changed = this.tracks.filter((t) => !t.periodInit!.equals(inits.get(t)!)).map((t) => {
-        const a = t.periodInit!;
-        const b = inits.get(t)!;
-        let at = 0;
-        while (at < Math.min(a.length, b.length) && a[at] === b[at]) at++;
-        return { track: t.name, sizes: [a.length, b.length], firstDifference: at };
-      });
+      const changed = this.tracks
+        .filter((t) => !t.periodInit!.equals(inits.get(t)!))
+        .map((t) => {
+          const a = t.periodInit!;
+          const b = inits.get(t)!;
+          let at = 0;
+          while (at < Math.min(a.length, b.length) && a[at] === b[at]) at++;
+          return { track: t.name, sizes: [a.length, b.length], firstDifference: at };
+        });
       this.o.log.info({ run: state.run, changed }, 'init segments changed: a new DASH Period');
     }
     if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });

@@ -58,12 +58,20 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   let inputConnected = false;
 
   const tracks = [
-    ...(o.audioOnly ? [] : o.renditions.map((r) => ({ name: r.name, kind: 'video' as const, width: r.width, height: r.height, frameRate: r.frameRate, bandwidth: r.videoBitrate }))),
+    ...(o.audioOnly
+      ? []
+      : o.renditions.map((r) => ({
+          name: r.name,
+          kind: 'video' as const,
+          width: r.width,
+          height: r.height,
+          frameRate: r.frameRate,
+          bandwidth: r.videoBitrate,
+        }))),
     { name: AUDIO_TRACK, kind: 'audio' as const, bandwidth: audioBandwidth },
   ];
 
-  const desired = (): RunSource =>
-    input ? { kind: 'live', url: input.url, loop: input.loop ?? false } : { kind: 'slate', loss: o.inputLoss };
+  const desired = (): RunSource => (input ? { kind: 'live', url: input.url, loop: input.loop ?? false } : { kind: 'slate', loss: o.inputLoss });
 
   const poll = () => {
     polling = polling.then(async () => {

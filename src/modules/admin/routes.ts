@@ -17,31 +17,87 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { 
   const security = [{ adminToken: [] }];
   const config = { admin: true };
 
-  app.post('/admin/v1/tenants', {
-    config,
-    schema: { tags, security, summary: 'Create tenant', description: 'Creates a tenant with its first Admin API key, which is shown only in this answer.', body: s.TenantCreate, response: { 201: s.TenantCreated, ...errors } },
-  }, async (req, reply) => reply.status(201).send(await admin.createTenant(db, req.body.name)));
+  app.post(
+    '/admin/v1/tenants',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Create tenant',
+        description: 'Creates a tenant with its first Admin API key, which is shown only in this answer.',
+        body: s.TenantCreate,
+        response: { 201: s.TenantCreated, ...errors },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await admin.createTenant(db, req.body.name)),
+  );
 
-  app.get('/admin/v1/tenants', {
-    config,
-    schema: { tags, security, summary: 'List tenants', description: 'Lists the tenants of this installation (operator token).', querystring: s.TenantListQuery, response: { 200: s.TenantList, ...errors } },
-  }, (req) => admin.listTenants(db, req.query));
+  app.get(
+    '/admin/v1/tenants',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'List tenants',
+        description: 'Lists the tenants of this installation (operator token).',
+        querystring: s.TenantListQuery,
+        response: { 200: s.TenantList, ...errors },
+      },
+    },
+    (req) => admin.listTenants(db, req.query),
+  );
 
-  app.get('/admin/v1/tenants/:id', {
-    config,
-    schema: { tags, security, summary: 'Get tenant', description: 'Reads one tenant, its status and its channel limit (operator token).', params: s.TenantParams, response: { 200: s.Tenant, ...errors } },
-  }, (req) => admin.getTenant(db, req.params.id));
+  app.get(
+    '/admin/v1/tenants/:id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Get tenant',
+        description: 'Reads one tenant, its status and its channel limit (operator token).',
+        params: s.TenantParams,
+        response: { 200: s.Tenant, ...errors },
+      },
+    },
+    (req) => admin.getTenant(db, req.params.id),
+  );
 
-  app.patch('/admin/v1/tenants/:id', {
-    config,
-    schema: { tags, security, summary: 'Update tenant', description: 'Changes a tenant\'s status (Active, Blocked, ...) or channel limit (operator token).', params: s.TenantParams, body: s.TenantPatch, response: { 200: s.Tenant, ...errors } },
-  }, (req) => admin.updateTenant(db, req.params.id, req.body));
+  app.patch(
+    '/admin/v1/tenants/:id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Update tenant',
+        description: "Changes a tenant's status (Active, Blocked, ...) or channel limit (operator token).",
+        params: s.TenantParams,
+        body: s.TenantPatch,
+        response: { 200: s.Tenant, ...errors },
+      },
+    },
+    (req) => admin.updateTenant(db, req.params.id, req.body),
+  );
 
-  app.post('/admin/v1/tenants/:id/oauth-clients', {
-    config,
-    schema: { tags, security, summary: 'Create OAuth client', description: 'Creates a client id and secret for the legacy OAuth client-credentials flow; the secret is shown only once.', params: s.TenantParams, body: s.OAuthClientCreate, response: { 201: s.OAuthClientCreated, ...errors } },
-  }, async (req, reply) =>
-    reply.status(201).send(await admin.createOAuthClient(db, req.params.id, req.body.name, req.body.roleType ?? 'Admin')));
+  app.post(
+    '/admin/v1/tenants/:id/oauth-clients',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Create OAuth client',
+        description: 'Creates a client id and secret for the legacy OAuth client-credentials flow; the secret is shown only once.',
+        params: s.TenantParams,
+        body: s.OAuthClientCreate,
+        response: { 201: s.OAuthClientCreated, ...errors },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await admin.createOAuthClient(db, req.params.id, req.body.name, req.body.roleType ?? 'Admin')),
+  );
 };
 
 /**
@@ -61,39 +117,44 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ db: Db; ttlSeconds: number
     return reply.status(refusal.error === 'invalid_client' ? 401 : 400).send(refusal);
   });
 
-  app.post('/oauth/token', {
-    schema: {
-      tags: ['Auth'],
-      summary: 'Get OAuth token', description: 'Exchanges a legacy OAuth client id and secret for a bearer access token (RFC 6749 client credentials).',
-      security: [],
-      consumes: ['application/x-www-form-urlencoded'],
-      body: s.TokenForm,
-      response: { 200: s.TokenResponse, 400: s.OAuthErrorBody, 401: s.OAuthErrorBody, 500: s.OAuthErrorBody },
+  app.post(
+    '/oauth/token',
+    {
+      schema: {
+        tags: ['Auth'],
+        summary: 'Get OAuth token',
+        description: 'Exchanges a legacy OAuth client id and secret for a bearer access token (RFC 6749 client credentials).',
+        security: [],
+        consumes: ['application/x-www-form-urlencoded'],
+        body: s.TokenForm,
+        response: { 200: s.TokenResponse, 400: s.OAuthErrorBody, 401: s.OAuthErrorBody, 500: s.OAuthErrorBody },
+      },
     },
-  }, async (req, reply) => {
-    const form = { ...(req.body ?? {}) };
-    const basic = /^basic\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (basic) {
-      // RFC 6749 §2.3.1: id and secret are form-encoded, then joined by the first colon.
-      const decoded = Buffer.from(basic, 'base64').toString();
-      const colon = decoded.indexOf(':');
-      const decode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
-      try {
-        form.client_id ??= decode(colon < 0 ? decoded : decoded.slice(0, colon));
-        form.client_secret ??= decode(colon < 0 ? '' : decoded.slice(colon + 1));
-      } catch {
-        return reply.status(400).send({ error: 'invalid_request', error_description: 'The Basic credentials are not form-encoded' });
+    async (req, reply) => {
+      const form = { ...(req.body ?? {}) };
+      const basic = /^basic\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      if (basic) {
+        // RFC 6749 §2.3.1: id and secret are form-encoded, then joined by the first colon.
+        const decoded = Buffer.from(basic, 'base64').toString();
+        const colon = decoded.indexOf(':');
+        const decode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+        try {
+          form.client_id ??= decode(colon < 0 ? decoded : decoded.slice(0, colon));
+          form.client_secret ??= decode(colon < 0 ? '' : decoded.slice(colon + 1));
+        } catch {
+          return reply.status(400).send({ error: 'invalid_request', error_description: 'The Basic credentials are not form-encoded' });
+        }
       }
-    }
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    try {
-      return await admin.issueToken(db, form, ttlSeconds);
-    } catch (e) {
-      if (!(e instanceof admin.OAuthError)) throw e;
-      if (e.error === 'invalid_client' && basic) reply.header('www-authenticate', BASIC_CHALLENGE);
-      return reply.status(e.error === 'invalid_client' ? 401 : 400).send({ error: e.error, error_description: e.description });
-    }
-  });
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      try {
+        return await admin.issueToken(db, form, ttlSeconds);
+      } catch (e) {
+        if (!(e instanceof admin.OAuthError)) throw e;
+        if (e.error === 'invalid_client' && basic) reply.header('www-authenticate', BASIC_CHALLENGE);
+        return reply.status(e.error === 'invalid_client' ? 401 : 400).send({ error: e.error, error_description: e.description });
+      }
+    },
+  );
 };
 
 /**

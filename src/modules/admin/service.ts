@@ -9,7 +9,7 @@ import { conflict, notFound, validationError } from '../../platform/errors.ts';
 import { textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { isRoleType, } from '../../platform/roles.ts';
+import { isRoleType } from '../../platform/roles.ts';
 import { createApiKey } from '../core/service.ts';
 import { oauthClients, oauthTokens } from './tables.ts';
 
@@ -43,7 +43,13 @@ export async function listTenants(db: Queryable, req: PageRequest) {
   const where = textSearch(req.query, tenants.name);
   const { limit, offset } = pageWindow(req);
   const [rows, [{ total }]] = await Promise.all([
-    db.select().from(tenants).where(where).orderBy(...orderBy(req, TENANT_SORTS, 'CreateDate', tenants.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(tenants)
+      .where(where)
+      .orderBy(...orderBy(req, TENANT_SORTS, 'CreateDate', tenants.id))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(tenants).where(where),
   ]);
   return envelope(rows.map(presentTenant), total, req);
@@ -102,7 +108,10 @@ export async function createOAuthClient(db: Queryable, tenantId: string, name: s
 const SCOPE_MODULES = ['cvr', 'live', 'transcoder', 'drm', 'vod', 'kms', 'core', 'streaming', 'cap', 'notifications', 'watermarking'];
 
 export class OAuthError extends Error {
-  constructor(readonly error: 'invalid_request' | 'invalid_client' | 'unsupported_grant_type', readonly description: string) {
+  constructor(
+    readonly error: 'invalid_request' | 'invalid_client' | 'unsupported_grant_type',
+    readonly description: string,
+  ) {
     super(description);
   }
 }
@@ -146,4 +155,3 @@ export async function findPrincipalByToken(db: Queryable, tokenHash: string, col
     .where(and(eq(oauthTokens.tokenHash, tokenHash), gt(oauthTokens.expiresAt, new Date())));
   return row ? toPrincipal(row) : undefined;
 }
-

@@ -5,7 +5,9 @@ import { tenants } from '../../db/tenants.ts';
 /** Legacy OAuth client-credentials clients, created by the operator per tenant. */
 export const oauthClients = pgTable('oauth_clients', {
   clientId: text('client_id').primaryKey(),
-  tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+  tenantId: uuid('tenant_id')
+    .notNull()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
   name: text('name').notNull(),
   secretHash: text('secret_hash').notNull(),
   roleType: text('role_type').notNull(),
@@ -16,7 +18,9 @@ export const oauthTokens = pgTable(
   'oauth_tokens',
   {
     tokenHash: text('token_hash').primaryKey(),
-    clientId: text('client_id').notNull().references(() => oauthClients.clientId, { onDelete: 'cascade' }),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.clientId, { onDelete: 'cascade' }),
     expiresAt: dateTime('expires_at').notNull(),
   },
   (t) => [index('oauth_tokens_expires_at').on(t.expiresAt)],

@@ -50,8 +50,7 @@ export async function listApiKeys(db: Queryable, tenantId: string, req: PageRequ
   const order = orderBy(req, SORTS, 'CreatedAt', apiKeys.id);
   const { limit, offset } = pageWindow(req);
   const search = req.query ? 'q' : '';
-  const where = () =>
-    and(eq(apiKeys.tenantId, sql.placeholder('tenantId')), search ? ilike(apiKeys.name, sql.placeholder('pattern')) : undefined);
+  const where = () => and(eq(apiKeys.tenantId, sql.placeholder('tenantId')), search ? ilike(apiKeys.name, sql.placeholder('pattern')) : undefined);
   const page = prepared(db, `core_api_keys_${(req.sort ?? 'CreatedAt').toLowerCase()}_${req.desc ? 'desc' : 'asc'}${search}`, (name) =>
     db
       .select({ id: apiKeys.id, name: apiKeys.name, roleType: apiKeys.roleType, createdAt: apiKeys.createdAt })
@@ -74,7 +73,10 @@ function present(row: Pick<typeof apiKeys.$inferSelect, 'id' | 'name' | 'roleTyp
 }
 
 export async function getApiKey(db: Queryable, tenantId: string, id: string) {
-  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)));
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)));
   if (!row) throw notFound('api_key_not_found', 'API key', id);
   return present(row);
 }
@@ -96,7 +98,10 @@ export async function updateApiKey(db: Queryable, tenantId: string, id: string, 
 export async function deleteApiKey(db: Queryable, tenantId: string, id: string): Promise<void> {
   await db.transaction(async (tx) => {
     await keepOneAdminKey(tx, tenantId, id);
-    const [row] = await tx.delete(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id))).returning();
+    const [row] = await tx
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
+      .returning();
     if (!row) throw notFound('api_key_not_found', 'API key', id);
     await recordEvent(tx, tenantId, 'core.apikey.deleted', { id, name: row.name, roleType: row.roleType });
   });
@@ -117,7 +122,7 @@ async function keepOneAdminKey(tx: Queryable, tenantId: string, changedKeyId: st
     .from(apiKeys)
     .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.roleType, 'Admin')));
   if (admins.changed > 0 && admins.others === 0) {
-    throw new ApiError(409, 'last_admin_key', 'This is the tenant\'s last Admin key; create another Admin key before deleting or demoting it');
+    throw new ApiError(409, 'last_admin_key', "This is the tenant's last Admin key; create another Admin key before deleting or demoting it");
   }
 }
 

@@ -6,7 +6,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     roleType: text('role_type').notNull(),
     /** SHA-256 of the secret: keys are 256-bit random, so a fast hash is enough and keeps lookups cheap. */

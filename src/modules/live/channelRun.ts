@@ -68,7 +68,8 @@ export class ChannelRun {
       });
       // ffmpeg's image reader chooses its decoder by the file's extension.
       const extension = SLATE_TYPES[contentType.split(';')[0].trim().toLowerCase()] ?? extname(new URL(loss.imageSlateUri).pathname).toLowerCase();
-      if (!Object.values(SLATE_TYPES).includes(extension)) throw new Error(`input.inputLoss.imageSlateUri: not a PNG or JPEG picture (${contentType || 'no content type'})`);
+      if (!Object.values(SLATE_TYPES).includes(extension))
+        throw new Error(`input.inputLoss.imageSlateUri: not a PNG or JPEG picture (${contentType || 'no content type'})`);
       const imagePath = join(this.workDir, `slate${extension}`);
       await rename(fetched, imagePath);
       return { type: 'SLATE', imagePath };

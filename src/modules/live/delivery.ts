@@ -41,7 +41,12 @@ class ViewerCounter {
   async flush(ctx: PlatformContext): Promise<void> {
     if (!this.minutes.size) return;
     const current = minuteOf(Date.now()).getTime();
-    const rows = [...this.minutes.values()].map((e) => ({ channelId: e.channelId, tenantId: e.tenantId, minute: e.minute, values: { concurrentViewers: e.viewers.size } }));
+    const rows = [...this.minutes.values()].map((e) => ({
+      channelId: e.channelId,
+      tenantId: e.tenantId,
+      minute: e.minute,
+      values: { concurrentViewers: e.viewers.size },
+    }));
     for (const [key, e] of this.minutes) if (e.minute.getTime() < current) this.minutes.delete(key);
     await recordChannelStats(ctx.db, rows);
   }
@@ -76,7 +81,12 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     return true;
   }
 
-  app.options('/media/live/*', { schema: { hide: true } }, async (_req, reply) => reply.headers({ ...CORS, 'access-control-max-age': '86400' }).status(204).send());
+  app.options('/media/live/*', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .headers({ ...CORS, 'access-control-max-age': '86400' })
+      .status(204)
+      .send(),
+  );
 
   app.route<{ Params: { tenantId: string; channelId: string; '*': string } }>({
     method: ['GET', 'HEAD'],
@@ -98,7 +108,10 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
       reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': playlist ? PLAYLIST_CACHE : SEGMENT_CACHE });
       if (range) {
-        reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`).header('content-length', range.end - range.start + 1);
+        reply
+          .status(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
+          .header('content-length', range.end - range.start + 1);
       } else {
         reply.header('content-length', info.size);
       }

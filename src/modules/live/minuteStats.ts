@@ -27,7 +27,17 @@ export class MinuteStatsBook {
     const key = `${run.id}/${minute.getTime()}`;
     let m = this.minutes.get(key);
     if (!m) {
-      m = { channelId: run.id, tenantId: run.tenantId, minute, bitrateSum: 0, frameRateSum: 0, samples: 0, droppedFrames: 0, segmentsWritten: 0, ingestConnectedSeconds: 0 };
+      m = {
+        channelId: run.id,
+        tenantId: run.tenantId,
+        minute,
+        bitrateSum: 0,
+        frameRateSum: 0,
+        samples: 0,
+        droppedFrames: 0,
+        segmentsWritten: 0,
+        ingestConnectedSeconds: 0,
+      };
       this.minutes.set(key, m);
     }
     // Averages over the minute's samples; a sample without input counts as 0 kb/s and 0 fps (nothing came in).

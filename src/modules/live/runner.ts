@@ -300,25 +300,44 @@ export class ChannelRunner {
         const mine = (id: string) => and(eq(liveChannels.id, id), eq(liveChannels.leaseOwner, this.owner));
         for (const c of batch) {
           if (c.kind === 'on') {
-            const [row] = await tx.update(liveChannels).set({ status: 'On' }).where(and(mine(c.run.id), eq(liveChannels.status, 'Starting'))).returning({ id: liveChannels.id });
+            const [row] = await tx
+              .update(liveChannels)
+              .set({ status: 'On' })
+              .where(and(mine(c.run.id), eq(liveChannels.status, 'Starting')))
+              .returning({ id: liveChannels.id });
             if (!row) continue;
             c.run.status = 'On';
             await recordLiveEvent(tx, c.run.tenantId, 'live.channel.on', { id: c.run.id, status: 'On', previousStatus: 'Starting' });
           } else if (c.kind === 'input') {
             const internalStatus = c.connected ? 'InputConnected' : 'InputLost';
             const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
-            if (row) await recordLiveEvent(tx, c.run.tenantId, c.connected ? 'live.channel.input.connected' : 'live.channel.input.lost', { id: c.run.id, status: c.run.status });
+            if (row)
+              await recordLiveEvent(tx, c.run.tenantId, c.connected ? 'live.channel.input.connected' : 'live.channel.input.lost', {
+                id: c.run.id,
+                status: c.run.status,
+              });
           } else if (c.kind === 'encoder') {
             const internalStatus = c.failed ? `EncoderFailed: ${c.message ?? 'unknown'}`.slice(0, 500) : c.run.inputConnected ? 'InputConnected' : 'InputLost';
             const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
-            if (row && c.failed) await recordLiveEvent(tx, c.run.tenantId, 'live.channel.error', { id: c.run.id, status: c.run.status, message: c.message ?? 'the encoder failed; restarting it' });
+            if (row && c.failed)
+              await recordLiveEvent(tx, c.run.tenantId, 'live.channel.error', {
+                id: c.run.id,
+                status: c.run.status,
+                message: c.message ?? 'the encoder failed; restarting it',
+              });
           } else if (c.kind === 'error') {
             const [row] = await tx
               .update(liveChannels)
               .set({ status: 'Error', internalStatus: c.message.slice(0, 500), ...release() })
               .where(mine(c.row.id))
               .returning({ id: liveChannels.id });
-            if (row) await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', { id: c.row.id, status: 'Error', previousStatus: c.row.status, message: c.message });
+            if (row)
+              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', {
+                id: c.row.id,
+                status: 'Error',
+                previousStatus: c.row.status,
+                message: c.message,
+              });
           } else {
             const [row] = await tx
               .update(liveChannels)

@@ -32,7 +32,10 @@ export const recordLiveEvent = (tx: Queryable, tenantId: string, type: LiveEvent
 /** A channel of the tenant, locked for the transaction's change; another tenant's channel is not found. */
 async function channelRow(db: Queryable, tenantId: string, id: string, lock = false): Promise<ChannelRow> {
   if (!isUuid(id)) throw notFound('channel_not_found', 'Channel', id);
-  const q = db.select().from(liveChannels).where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, id)));
+  const q = db
+    .select()
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, id)));
   const [row] = lock ? await q.for('update') : await q;
   if (!row) throw notFound('channel_not_found', 'Channel', id);
   return row;
@@ -51,7 +54,11 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
     const [tenant] = await tx.select({ limit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
     const [{ n }] = await tx.select({ n: count() }).from(liveChannels).where(eq(liveChannels.tenantId, tenantId));
     if (n >= tenant.limit) {
-      throw new ApiError(409, 'channel_limit_reached', `The tenant has ${n} channels and may have ${tenant.limit} (GET /live/v1/channels/limit); delete one first`);
+      throw new ApiError(
+        409,
+        'channel_limit_reached',
+        `The tenant has ${n} channels and may have ${tenant.limit} (GET /live/v1/channels/limit); delete one first`,
+      );
     }
     const id = newId();
     await tx.insert(liveChannels).values({
@@ -105,17 +112,32 @@ export async function listChannels(ctx: PlatformContext, { tenantId, canWrite }:
   if (ids.some((id) => !isUuid(id))) throw validationError('ids', 'every id must be a uuid');
   const where = and(
     eq(liveChannels.tenantId, tenantId),
-    ids.length ? inArray(liveChannels.id, ids.map((id) => id.toLowerCase())) : undefined,
+    ids.length
+      ? inArray(
+          liveChannels.id,
+          ids.map((id) => id.toLowerCase()),
+        )
+      : undefined,
     dateRange(liveChannels.createDate, q.createDateStart, q.createDateEnd),
     dateRange(liveChannels.lastModificationDate, q.lastModificationDateStart, q.lastModificationDateEnd),
     textSearch(q.query, liveChannels.name, sql`${liveChannels.metadata}::text`),
   );
   const { limit, offset } = pageWindow(q);
   const [rows, [{ total }]] = await Promise.all([
-    ctx.db.select().from(liveChannels).where(where).orderBy(...orderBy(q, SORTS, 'CreateDate', liveChannels.id)).limit(limit).offset(offset),
+    ctx.db
+      .select()
+      .from(liveChannels)
+      .where(where)
+      .orderBy(...orderBy(q, SORTS, 'CreateDate', liveChannels.id))
+      .limit(limit)
+      .offset(offset),
     ctx.db.select({ total: count() }).from(liveChannels).where(where),
   ]);
-  return envelope(rows.map((r) => presentChannel(ctx.config, r, canWrite, q.includeCloudData ?? true)), total, q as PageRequest);
+  return envelope(
+    rows.map((r) => presentChannel(ctx.config, r, canWrite, q.includeCloudData ?? true)),
+    total,
+    q as PageRequest,
+  );
 }
 
 export async function updateChannel(ctx: PlatformContext, tenantId: string, id: string, patch: PatchBody) {
@@ -203,7 +225,10 @@ export async function setStatus(
   extra: Partial<Pick<ChannelRow, 'internalStatus' | 'leaseOwner'>> & { leaseUntil?: Date | SQL<Date> | null } = {},
   data: Record<string, unknown> = {},
 ): Promise<void> {
-  await tx.update(liveChannels).set({ status, ...extra }).where(eq(liveChannels.id, row.id));
+  await tx
+    .update(liveChannels)
+    .set({ status, ...extra })
+    .where(eq(liveChannels.id, row.id));
   await recordLiveEvent(tx, row.tenantId, event, { id: row.id, status, previousStatus: row.status, ...data });
 }
 
@@ -230,7 +255,17 @@ export async function channelsStatus(ctx: PlatformContext, tenantId: string, ids
   return ctx.db
     .select({ id: liveChannels.id, status: liveChannels.status })
     .from(liveChannels)
-    .where(and(eq(liveChannels.tenantId, tenantId), ids.length ? inArray(liveChannels.id, ids.map((id) => id.toLowerCase())) : undefined))
+    .where(
+      and(
+        eq(liveChannels.tenantId, tenantId),
+        ids.length
+          ? inArray(
+              liveChannels.id,
+              ids.map((id) => id.toLowerCase()),
+            )
+          : undefined,
+      ),
+    )
     .orderBy(liveChannels.createDate, liveChannels.id)
     .limit(1000);
 }

@@ -52,7 +52,9 @@ export const liveChannels = pgTable(
   'live_channels',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     status: text('status').$type<ChannelStatus>().notNull().default('Off'),
     /** What the owner last saw of the input and encoder (`InputConnected`, `InputLost`, `EncoderFailed: ...`). */
@@ -95,7 +97,9 @@ export const liveChannels = pgTable(
 export const liveChannelStats = pgTable(
   'live_channel_stats',
   {
-    channelId: uuid('channel_id').notNull().references(() => liveChannels.id, { onDelete: 'cascade' }),
+    channelId: uuid('channel_id')
+      .notNull()
+      .references(() => liveChannels.id, { onDelete: 'cascade' }),
     tenantId: uuid('tenant_id').notNull(),
     metric: text('metric').notNull(),
     minute: dateTime('minute').notNull(),

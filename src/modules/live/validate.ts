@@ -43,10 +43,12 @@ const isRtmpUrl = (raw: string) => {
 /** `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128). */
 export function parseCidr(raw: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
   try {
-    return raw.includes('/') ? ipaddr.parseCIDR(raw) : (() => {
-      const ip = ipaddr.parse(raw);
-      return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
-    })();
+    return raw.includes('/')
+      ? ipaddr.parseCIDR(raw)
+      : (() => {
+          const ip = ipaddr.parse(raw);
+          return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
+        })();
   } catch {
     return undefined;
   }
@@ -105,7 +107,8 @@ export function normalizeInput(given: InputBody | undefined, before: InputRow | 
   const cidr = given?.whitelistCidr !== undefined ? given.whitelistCidr : before?.whitelistCidr;
   if (cidr && !parseCidr(cidr)) p.add('input.whitelistCidr', 'must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32');
   const protocol = given?.transportInputProtocol ?? before?.transportInputProtocol ?? 'RTMP';
-  if (!(INPUT_PROTOCOLS as readonly string[]).includes(protocol)) p.add('input.transportInputProtocol', `must be ${INPUT_PROTOCOLS.join(' or ')} (SRT is not available yet)`);
+  if (!(INPUT_PROTOCOLS as readonly string[]).includes(protocol))
+    p.add('input.transportInputProtocol', `must be ${INPUT_PROTOCOLS.join(' or ')} (SRT is not available yet)`);
   return {
     type,
     mp4Sources: sources,
@@ -118,10 +121,12 @@ export function normalizeInput(given: InputBody | undefined, before: InputRow | 
 export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest>[] | undefined, p: Problems): ChannelEndpointRow[] {
   const list = given?.length ? given : [{ type: 'Hls' as const }, { type: 'Dash' as const }];
   const rows = list.map((e, i) => {
-    if (e.type.endsWith('Drm') || e.isDrmProtected) p.add(`endpoints[${i}]`, 'DRM protection is not available yet: ask for Hls or Dash with isDrmProtected false');
+    if (e.type.endsWith('Drm') || e.isDrmProtected)
+      p.add(`endpoints[${i}]`, 'DRM protection is not available yet: ask for Hls or Dash with isDrmProtected false');
     return { type: e.type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: e.isDrmProtected ?? false };
   });
-  if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1) p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
+  if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1)
+    p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
   if (new Set(rows.map((r) => r.type)).size < rows.length) p.add('endpoints', 'each endpoint type may be listed once');
   return rows;
 }
@@ -132,7 +137,8 @@ export function normalizeQualities(given: Static<typeof s.Quality>[] | undefined
   list.forEach((q, i) => {
     const resolution = q.resolution ?? '720p';
     const height = qualityHeight(resolution);
-    if (height === undefined) return p.add(`qualities[${i}].resolution`, `must name a height from ${MIN_HEIGHT}p to ${MAX_HEIGHT}p, such as 360p, 720p, 1080p or 2160p`);
+    if (height === undefined)
+      return p.add(`qualities[${i}].resolution`, `must name a height from ${MIN_HEIGHT}p to ${MAX_HEIGHT}p, such as 360p, 720p, 1080p or 2160p`);
     const frameRate = q.frameRate ?? 30;
     if (rows.some((r) => r.height === height)) return p.add(`qualities[${i}].resolution`, `${height}p is listed twice`);
     rows.push({ resolution, height, frameRate });

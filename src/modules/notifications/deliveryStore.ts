@@ -170,13 +170,7 @@ export async function nextDeliveries(db: Db, webhookId: string, afterSeq: number
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(
-      and(
-        eq(webhookDeliveries.webhookId, webhookId),
-        inArray(webhookDeliveries.status, ['Pending', 'Retrying']),
-        gt(webhookDeliveries.seq, afterSeq),
-      ),
-    )
+    .where(and(eq(webhookDeliveries.webhookId, webhookId), inArray(webhookDeliveries.status, ['Pending', 'Retrying']), gt(webhookDeliveries.seq, afterSeq)))
     .orderBy(webhookDeliveries.seq)
     .limit(limit);
   return rows.map(({ seq, ...event }) => ({ seq, event }));
@@ -216,7 +210,10 @@ export async function recordFailure(
       .where(eq(webhookDeliveries.seq, seq));
     const failure = { failingSince: outcome.failingSince, failureCount: w.failureCount + 1 };
     if (!outcome.exhausted) {
-      await tx.update(webhooks).set({ ...failure, nextAttemptAt: outcome.retryAt }).where(eq(webhooks.id, w.id));
+      await tx
+        .update(webhooks)
+        .set({ ...failure, nextAttemptAt: outcome.retryAt })
+        .where(eq(webhooks.id, w.id));
       return;
     }
     await tx

@@ -24,7 +24,9 @@ export async function signingSecrets(db: Queryable, tenantId: string): Promise<S
     })
     .from(webhookSecrets)
     .where(eq(webhookSecrets.tenantId, tenantId));
-  return row.previous && row.previousExpiresAt ? { current: row.current, previous: row.previous, previousExpiresAt: new Date(row.previousExpiresAt) } : { current: row.current };
+  return row.previous && row.previousExpiresAt
+    ? { current: row.current, previous: row.previous, previousExpiresAt: new Date(row.previousExpiresAt) }
+    : { current: row.current };
 }
 
 /** The tenant's signing secret (the spec's Get webhook signature secret). */

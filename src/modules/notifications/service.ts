@@ -69,7 +69,12 @@ export async function getSignatureSecret(db: Queryable, tenantId: string) {
 
 export const rotateSignatureSecret = (db: Db, tenantId: string, overlapSeconds: number) => rotateSigningSecret(db, tenantId, overlapSeconds);
 
-export async function createWebhook(db: Db, cfg: WebhookConfig, tenantId: string, body: Required<Pick<WebhookWrite, 'name' | 'url' | 'eventTypes'>> & WebhookWrite) {
+export async function createWebhook(
+  db: Db,
+  cfg: WebhookConfig,
+  tenantId: string,
+  body: Required<Pick<WebhookWrite, 'name' | 'url' | 'eventTypes'>> & WebhookWrite,
+) {
   await checkWebhookUrl(body.url, cfg.allowPrivate);
   const sub = subscription(body.eventTypes);
   const [{ total }] = await db.select({ total: count() }).from(webhooks).where(eq(webhooks.tenantId, tenantId));
@@ -89,14 +94,23 @@ export async function listWebhooks(db: Queryable, tenantId: string, req: PageReq
   const where = and(eq(webhooks.tenantId, tenantId), textSearch(req.query, webhooks.name, webhooks.url));
   const { limit, offset } = pageWindow(req);
   const [rows, [{ total }]] = await Promise.all([
-    db.select().from(webhooks).where(where).orderBy(...orderBy(req, SORTS, 'CreateDate', webhooks.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(webhooks)
+      .where(where)
+      .orderBy(...orderBy(req, SORTS, 'CreateDate', webhooks.id))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(webhooks).where(where),
   ]);
   return envelope(rows.map(present), total, req);
 }
 
 async function webhookRow(db: Queryable, tenantId: string, id: string): Promise<WebhookRow> {
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)));
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)));
   if (!row) throw notFound('webhook_not_found', 'Webhook', id);
   return row;
 }
@@ -107,8 +121,7 @@ export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string
   if (body.url !== undefined) await checkWebhookUrl(body.url, cfg.allowPrivate);
   const sub = body.eventTypes !== undefined ? subscription(body.eventTypes) : {};
   // Enabling always means "deliver now": an Unhealthy webhook is Healthy again, and a failing one retries at once.
-  const health =
-    body.isEnabled === true ? { status: 'Healthy', failingSince: null, failureCount: 0, nextAttemptAt: null } : {};
+  const health = body.isEnabled === true ? { status: 'Healthy', failingSince: null, failureCount: 0, nextAttemptAt: null } : {};
   return db.transaction(async (tx) => {
     if (body.isEnabled === true) {
       // Enabling a webhook that was off subscribes it from now on (events of the time it was off are not sent).
@@ -150,7 +163,10 @@ export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string
 }
 
 export async function deleteWebhook(db: Queryable, tenantId: string, id: string): Promise<void> {
-  const rows = await db.delete(webhooks).where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id))).returning({ id: webhooks.id });
+  const rows = await db
+    .delete(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .returning({ id: webhooks.id });
   if (!rows.length) throw notFound('webhook_not_found', 'Webhook', id);
 }
 
@@ -161,7 +177,14 @@ export async function deleteWebhook(db: Queryable, tenantId: string, id: string)
 export async function testWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string, observers?: DeliveryObservers) {
   const w = await webhookRow(db, tenantId, id);
   const secrets = await signingSecrets(db, tenantId);
-  const event: StoredEvent = { id: newId(), tenantId, type: 'webhook.test', data: { id: w.id, name: w.name }, occuredAt: new Date(), requestId: currentRequestId() };
+  const event: StoredEvent = {
+    id: newId(),
+    tenantId,
+    type: 'webhook.test',
+    data: { id: w.id, name: w.name },
+    occuredAt: new Date(),
+    requestId: currentRequestId(),
+  };
   const { ok, attempt } = await sendEvent(w.url, secrets, event, cfg, observers);
   await db
     .transaction(async (tx) => {

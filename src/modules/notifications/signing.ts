@@ -60,7 +60,9 @@ export function signatureHeaders(secrets: SigningSecrets | string, eventId: stri
   const { current, previous } = typeof secrets === 'string' ? { current: secrets, previous: undefined } : secrets;
   const timestamp = String(Math.floor(now.getTime() / 1000));
   const standard = (secret: string) =>
-    `v1,${createHmac('sha256', Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`;
+    `v1,${createHmac('sha256', Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'))
+      .update(`${eventId}.${timestamp}.${body}`)
+      .digest('base64')}`;
   return {
     X_REQUEST_ID: newId(),
     X_SVC_SIGNATURE_V1: createHmac('sha256', current).update(body).digest('hex'),

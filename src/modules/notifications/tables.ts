@@ -11,7 +11,9 @@ export const webhooks = pgTable(
   'webhooks',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     url: text('url').notNull(),
     /** As the client wrote them (aliases included), for reading back. */
@@ -37,7 +39,9 @@ export const webhooks = pgTable(
 
 /** One signing secret per tenant, created on first use; after a rotation, the one it replaced until its window ends. */
 export const webhookSecrets = pgTable('webhook_secrets', {
-  tenantId: uuid('tenant_id').primaryKey().references(() => tenants.id, { onDelete: 'cascade' }),
+  tenantId: uuid('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
   secret: text('secret').notNull(),
   createDate: createdAt(),
   previousSecret: text('previous_secret'),
@@ -60,9 +64,15 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     seq: bigserial('seq', { mode: 'number' }).primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
-    webhookId: uuid('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
-    eventId: uuid('event_id').notNull().references(() => events.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    webhookId: uuid('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
     status: text('status').$type<DeliveryStatus>().notNull().default('Pending'),
     lastSendAttempt: dateTime('last_send_attempt'),
     sendAttempts: jsonb('send_attempts').$type<SendAttempt[]>().notNull().default([]),

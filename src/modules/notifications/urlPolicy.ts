@@ -18,7 +18,10 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationError('url', 'must use http or https');
   if (url.username || url.password) {
-    throw validationError('url', 'must not carry credentials (user:password@): they would be stored and shown in clear; receivers verify the signature headers instead');
+    throw validationError(
+      'url',
+      'must not carry credentials (user:password@): they would be stored and shown in clear; receivers verify the signature headers instead',
+    );
   }
   if (!allowPrivate) {
     const reason = await hostRefusal(url, ALLOW_PRIVATE_SETTING);

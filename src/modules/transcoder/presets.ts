@@ -3,7 +3,6 @@ import type { Preset, Rendition } from '../../media/preset.ts';
 
 export type { Packaging, Preset, Rendition } from '../../media/preset.ts';
 
-
 const r = (name: string, width: number, height: number, kbps: number, profile: Rendition['profile'] = 'high'): Rendition => ({
   name,
   width,
@@ -17,7 +16,14 @@ const LANDSCAPE = [r('1080p', 1920, 1080, 5000), r('720p', 1280, 720, 2800), r('
 const PORTRAIT = [r('1080p', 1080, 1920, 5000), r('720p', 720, 1280, 2800), r('480p', 480, 854, 1200, 'main')];
 const STEREO_128 = { codec: 'aac', bitrateKbps: 128, channels: 2, sampleRate: 48000 } as const;
 
-const base = { audio: STEREO_128, segmentSeconds: 4, x264Preset: 'veryfast' as const, createsDownload: false, noTranscoding: false, hasVerticalOrientation: false };
+const base = {
+  audio: STEREO_128,
+  segmentSeconds: 4,
+  x264Preset: 'veryfast' as const,
+  createsDownload: false,
+  noTranscoding: false,
+  hasVerticalOrientation: false,
+};
 
 /** The built-in catalogue. Presets are data: the pipeline reads these fields, it never branches on an id. */
 export const PRESETS: readonly Preset[] = [

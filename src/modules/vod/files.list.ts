@@ -56,9 +56,14 @@ export async function listFiles(db: Queryable, tenantId: string, req: FileListRe
   const order = orderBy(req, SORTS, 'CreateDate', vodFiles.id);
   const { limit, offset } = pageWindow(req);
   const [rows, [{ total }]] = await Promise.all([
-    db.select().from(vodFiles).where(where).orderBy(...order).limit(limit).offset(offset),
+    db
+      .select()
+      .from(vodFiles)
+      .where(where)
+      .orderBy(...order)
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(vodFiles).where(where),
   ]);
   return envelope(rows.map(presentSummary), total, req);
 }
-

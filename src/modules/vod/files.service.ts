@@ -32,7 +32,11 @@ function fileTypeOfExtension(ext: string): FileType | undefined {
 
 /** The last path segment of a client's file name, reduced to characters that are safe in every store's keys. */
 function safeName(name: string): string {
-  const base = name.split(/[\\/]/).pop()!.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '');
+  const base = name
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '');
   const ext = extname(base);
   return (base.length > 200 ? base.slice(0, 200 - ext.length) + ext : base) || 'file';
 }
@@ -156,9 +160,7 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
     throw e;
   }
   const ttl = ctx.config.uploadUrlTtlSeconds;
-  const multipartUrls = await Promise.all(
-    Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(objectKey, uploadId, i + 1, ttl)),
-  );
+  const multipartUrls = await Promise.all(Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(objectKey, uploadId, i + 1, ttl)));
   return { fileId: id, multipartUrls, fileKey: objectKey, ...plan };
 }
 
@@ -241,7 +243,10 @@ async function removeFile(ctx: PlatformContext, row: FileRow, reason: string): P
   if (row.uploadId) await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
   await ctx.store.deletePrefix(filePrefix(row.tenantId, row.id));
   await ctx.db.transaction(async (tx) => {
-    const gone = await tx.delete(vodFiles).where(and(eq(vodFiles.tenantId, row.tenantId), eq(vodFiles.id, row.id))).returning({ id: vodFiles.id });
+    const gone = await tx
+      .delete(vodFiles)
+      .where(and(eq(vodFiles.tenantId, row.tenantId), eq(vodFiles.id, row.id)))
+      .returning({ id: vodFiles.id });
     if (gone.length) await recordEvent(tx, row.tenantId, 'vod.file.deleted', { id: row.id, fileKey: row.fileKey, reason });
   });
   return row.fileKey;
@@ -273,7 +278,9 @@ export interface PatchRequest {
 
 export async function updateFile(ctx: PlatformContext, tenantId: string, id: string, patch: PatchRequest) {
   const row = await findRow(ctx.db, tenantId, id);
-  const changes = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && ['metadata', 'name', 'friendlyName', 'tags', 'attributes'].includes(k)));
+  const changes = Object.fromEntries(
+    Object.entries(patch).filter(([k, v]) => v !== undefined && ['metadata', 'name', 'friendlyName', 'tags', 'attributes'].includes(k)),
+  );
   if (!Object.keys(changes).length) return presentSummary(row);
   const updated = await ctx.db.transaction(async (tx) => {
     const [u] = await tx
@@ -339,7 +346,10 @@ export async function fileDuration(ctx: PlatformContext, tenantId: string, id: s
 /** A file as the assets module needs it (key, status, tracks); undefined when the tenant has no such file. */
 export async function findFile(db: Queryable, tenantId: string, id: string): Promise<FileRow | undefined> {
   if (!isUuid(id)) return undefined;
-  const [row] = await db.select().from(vodFiles).where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, id)));
+  const [row] = await db
+    .select()
+    .from(vodFiles)
+    .where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, id)));
   return row;
 }
 
@@ -349,7 +359,9 @@ export async function linkAssetToFiles(tx: Queryable, tenantId: string, assetId:
   if (!ids.length) return [];
   const rows = await tx
     .update(vodFiles)
-    .set({ vodAssets: sql`case when ${assetId} = any(${vodFiles.vodAssets}) then ${vodFiles.vodAssets} else array_append(${vodFiles.vodAssets}, ${assetId}::text) end` })
+    .set({
+      vodAssets: sql`case when ${assetId} = any(${vodFiles.vodAssets}) then ${vodFiles.vodAssets} else array_append(${vodFiles.vodAssets}, ${assetId}::text) end`,
+    })
     .where(and(eq(vodFiles.tenantId, tenantId), inArray(vodFiles.id, ids)))
     .returning({ id: vodFiles.id });
   return rows.map((r) => r.id);

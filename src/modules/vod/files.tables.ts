@@ -9,7 +9,9 @@ export const vodFiles = pgTable(
   'vod_files',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     friendlyName: text('friendly_name').notNull(),
     /** The `name` given at start; `name` may be renamed later, this never changes. */

@@ -22,7 +22,12 @@ const CORS = {
 export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
 
-  app.options('/media/vod/*', { schema: { hide: true } }, async (_req, reply) => reply.headers({ ...CORS, 'access-control-max-age': '86400' }).status(204).send());
+  app.options('/media/vod/*', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .headers({ ...CORS, 'access-control-max-age': '86400' })
+      .status(204)
+      .send(),
+  );
 
   app.route<{ Params: { tenantId: string; assetId: string; outputId: string; '*': string } }>({
     method: ['GET', 'HEAD'],
@@ -45,9 +50,15 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
       // Answered like the store's own download URLs: the one error body through the platform's error handler, and
       // none of the caching headers below, which would let a cache keep the refusal for a year.
       if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
-      reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable' });
+      reply.headers({
+        'content-type': contentTypeOf(path),
+        'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=5' : 'public, max-age=31536000, immutable',
+      });
       if (range) {
-        reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`).header('content-length', range.end - range.start + 1);
+        reply
+          .status(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
+          .header('content-length', range.end - range.start + 1);
       } else {
         reply.header('content-length', info.size);
       }

@@ -56,7 +56,11 @@ async function claim(ctx: PlatformContext, j: TranscodeJob) {
 
 async function fail(ctx: PlatformContext, j: TranscodeJob, message: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
-    const rows = await tx.update(vodOutputs).set({ status: 'Error', errorMessage: message, leaseOwner: null, leaseUntil: null }).where(outputWhere(j)).returning();
+    const rows = await tx
+      .update(vodOutputs)
+      .set({ status: 'Error', errorMessage: message, leaseOwner: null, leaseUntil: null })
+      .where(outputWhere(j))
+      .returning();
     if (!rows.length) return;
     await recordEvent(tx, j.tenantId, 'vod.output.failed', { id: j.outputId, assetId: j.assetId, errorMessage: message });
     const [asset] = await tx.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
@@ -115,7 +119,9 @@ async function placeOverlays(ctx: PlatformContext, j: TranscodeJob, overlays: Ov
       const key = o.input?.s3ObjectKey;
       // Only the tenant's own objects: the store holds every tenant's files.
       if (key && o.input?.s3BucketName === ctx.store.bucket && ownKey(key, j.tenantId)) return { ...o, source: await ctx.store.readableLocation(key) };
-      throw new PermanentError(`Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not one of the tenant's objects in the platform's bucket; use a URL`);
+      throw new PermanentError(
+        `Overlay input s3://${o.input?.s3BucketName}/${o.input?.s3ObjectKey} is not one of the tenant's objects in the platform's bucket; use a URL`,
+      );
     }),
   );
 }
@@ -125,7 +131,11 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
   const heartbeat = setInterval(() => {
-    void ctx.db.update(vodOutputs).set(lease.renew(LEASE_MS)).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
+    void ctx.db
+      .update(vodOutputs)
+      .set(lease.renew(LEASE_MS))
+      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
+      .catch(() => {});
   }, HEARTBEAT_MS);
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
@@ -135,7 +145,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     if (!asset || !preset) throw new PermanentError(!asset ? 'The asset was deleted' : `Preset ${output.preset} no longer exists`);
     await ctx.db.transaction(async (tx) => {
       if (asset.status === 'Pending') {
-        await tx.update(vodAssets).set({ status: 'Processing', lastModificationDate: new Date() }).where(and(eq(vodAssets.id, asset.id), eq(vodAssets.status, 'Pending')));
+        await tx
+          .update(vodAssets)
+          .set({ status: 'Processing', lastModificationDate: new Date() })
+          .where(and(eq(vodAssets.id, asset.id), eq(vodAssets.status, 'Pending')));
         await recordEvent(tx, j.tenantId, 'vod.asset.updated', { id: asset.id, status: 'Processing' });
       }
     });
@@ -150,7 +163,12 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     const result = await transcode({
       input: await ctx.store.readableLocation(file.fileKey),
       durationMs: file.durationMs ?? asset.durationMilliseconds ?? 0,
-      tracks: source.transcodingTracks.map((t) => ({ type: t.type as SourceTrack['type'], index: Number(t.trackSelector.trackId), language: t.language, name: t.name })),
+      tracks: source.transcodingTracks.map((t) => ({
+        type: t.type as SourceTrack['type'],
+        index: Number(t.trackSelector.trackId),
+        language: t.language,
+        name: t.name,
+      })),
       preset,
       overlays: await placeOverlays(ctx, j, output.overlays, workDir),
       outDir: workDir,
@@ -168,7 +186,12 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
     const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
     // A previous attempt may have left part of its upload: start from an empty prefix so no file is orphaned.
     await ctx.store.deletePrefix(prefix);
-    const endpoints: EndpointRow[] = await uploadOutput(ctx, workDir, prefix, result, { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset });
+    const endpoints: EndpointRow[] = await uploadOutput(ctx, workDir, prefix, result, {
+      assetId: j.assetId,
+      outputId: j.outputId,
+      tenantId: j.tenantId,
+      preset,
+    });
 
     const finished = await ctx.db.transaction(async (tx) => {
       const rows = await tx
@@ -180,7 +203,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       await recordEvent(tx, j.tenantId, 'vod.output.available', { id: j.outputId, assetId: j.assetId, preset: output.preset });
       if (asset.preset === output.preset) {
         const duration = Math.max(...endpoints.map((e) => e.durationMilliseconds), 0) || asset.durationMilliseconds;
-        await tx.update(vodAssets).set({ status: 'Available', errorMessage: null, durationMilliseconds: duration, lastModificationDate: new Date() }).where(eq(vodAssets.id, j.assetId));
+        await tx
+          .update(vodAssets)
+          .set({ status: 'Available', errorMessage: null, durationMilliseconds: duration, lastModificationDate: new Date() })
+          .where(eq(vodAssets.id, j.assetId));
         await recordEvent(tx, j.tenantId, 'vod.asset.available', { id: j.assetId });
       }
       return true;
@@ -190,7 +216,11 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   } catch (e) {
     if (e instanceof PermanentError) return fail(ctx, j, e.message);
     // Let the queue retry; release the claim so the retry can take it at once.
-    await ctx.db.update(vodOutputs).set(lease.release()).where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))).catch(() => {});
+    await ctx.db
+      .update(vodOutputs)
+      .set(lease.release())
+      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
+      .catch(() => {});
     throw e;
   } finally {
     clearInterval(heartbeat);
@@ -218,7 +248,10 @@ async function sweep(ctx: PlatformContext): Promise<void> {
     .limit(100);
   for (const o of expired) {
     const removed = await ctx.db.transaction(async (tx) => {
-      const rows = await tx.delete(vodOutputs).where(and(eq(vodOutputs.assetId, o.assetId), eq(vodOutputs.id, o.id))).returning({ id: vodOutputs.id });
+      const rows = await tx
+        .delete(vodOutputs)
+        .where(and(eq(vodOutputs.assetId, o.assetId), eq(vodOutputs.id, o.id)))
+        .returning({ id: vodOutputs.id });
       if (rows.length) await recordEvent(tx, o.tenantId, 'vod.output.deleted', { id: o.id, assetId: o.assetId, reason: 'expired' });
       return rows.length > 0;
     });

@@ -26,7 +26,8 @@ type OutputBody = Static<typeof s.OutputCreate>;
 
 function requirePreset(id: string, field: string) {
   const preset = presetById(id);
-  if (!preset) throw new ApiError(400, 'preset_not_found', `Preset "${id}" does not exist; see GET /transcoder/v1/presets`, [{ field, message: 'unknown preset' }]);
+  if (!preset)
+    throw new ApiError(400, 'preset_not_found', `Preset "${id}" does not exist; see GET /transcoder/v1/presets`, [{ field, message: 'unknown preset' }]);
   return preset;
 }
 
@@ -57,7 +58,11 @@ export async function createAsset(ctx: PlatformContext, tenantId: string, body: 
   }
   const sources: VodSourceRow[] = body.transcodedSources.map((src, i) => {
     const file = files.get(src.fileId)!;
-    return { fileId: src.fileId, transcodingTracks: selectTracks(file, src.transcodingTracks ?? [], `transcodedSources[${i}].transcodingTracks`), fileTypesFlag: src.fileTypesFlag ?? file.fileTypes ?? undefined };
+    return {
+      fileId: src.fileId,
+      transcodingTracks: selectTracks(file, src.transcodingTracks ?? [], `transcodedSources[${i}].transcodingTracks`),
+      fileTypesFlag: src.fileTypesFlag ?? file.fileTypes ?? undefined,
+    };
   });
   const main = files.get(fileIds[0])!;
   // The preset decides which sources it accepts; an asset asked for anyway is recorded as failed, with the reason.
@@ -102,15 +107,23 @@ async function addOutputRow(
   assetId: string,
   o: { id: string; preset: string; overlays: OverlayRow[]; expirationDate: Date | null },
 ) {
-  await tx.insert(vodOutputs).values({ assetId, tenantId, id: o.id, preset: o.preset, overlays: o.overlays, expirationDate: o.expirationDate, ...lease.take(QUEUED, 6 * 3600_000) });
+  await tx
+    .insert(vodOutputs)
+    .values({ assetId, tenantId, id: o.id, preset: o.preset, overlays: o.overlays, expirationDate: o.expirationDate, ...lease.take(QUEUED, 6 * 3600_000) });
   const jobId = await enqueueTranscode(ctx, tx, { tenantId, assetId, outputId: o.id });
-  await tx.update(vodOutputs).set({ jobId }).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, o.id)));
+  await tx
+    .update(vodOutputs)
+    .set({ jobId })
+    .where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, o.id)));
   await recordEvent(tx, tenantId, 'vod.output.created', { id: o.id, assetId, preset: o.preset });
 }
 
 async function assetRow(db: Queryable, tenantId: string, id: string) {
   if (!isUuid(id)) throw notFound('asset_not_found', 'VOD asset', id);
-  const [row] = await db.select().from(vodAssets).where(and(eq(vodAssets.tenantId, tenantId), eq(vodAssets.id, id)));
+  const [row] = await db
+    .select()
+    .from(vodAssets)
+    .where(and(eq(vodAssets.tenantId, tenantId), eq(vodAssets.id, id)));
   if (!row) throw notFound('asset_not_found', 'VOD asset', id);
   return row;
 }
@@ -155,7 +168,13 @@ export async function listAssets(db: Queryable, tenantId: string, q: ListQuery) 
   );
   const { limit, offset } = pageWindow(q);
   const [rows, [{ total }]] = await Promise.all([
-    db.select().from(vodAssets).where(where).orderBy(...orderBy(q, SORTS, 'CreateDate', vodAssets.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(vodAssets)
+      .where(where)
+      .orderBy(...orderBy(q, SORTS, 'CreateDate', vodAssets.id))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(vodAssets).where(where),
   ]);
   return envelope(rows.map(presentSummary), total, q as PageRequest);
@@ -194,7 +213,6 @@ export async function deleteAsset(ctx: PlatformContext, tenantId: string, id: st
 
 export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteAsset(ctx, tenantId, id));
 
-
 export async function addOutput(ctx: PlatformContext, tenantId: string, assetId: string, body: OutputBody): Promise<{ outputId: string }> {
   if (body.assetId !== undefined && body.assetId.toLowerCase() !== assetId.toLowerCase()) {
     throw validationError('assetId', `must be the asset of the path (${assetId}), or left out`);
@@ -205,12 +223,22 @@ export async function addOutput(ctx: PlatformContext, tenantId: string, assetId:
   const outputId = body.id ?? newId();
   await ctx.db.transaction(async (tx) => {
     const asset = await assetRow(tx, tenantId, assetId);
-    const [existing] = await tx.select({ id: vodOutputs.id }).from(vodOutputs).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
+    const [existing] = await tx
+      .select({ id: vodOutputs.id })
+      .from(vodOutputs)
+      .where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
     if (existing) throw new ApiError(409, 'output_exists', `Asset ${assetId} already has an output ${outputId}`);
     if (asset.sourceFileExtension && !preset.allowedExtensionsFile.includes(asset.sourceFileExtension)) {
-      throw new ApiError(400, 'preset_not_allowed', `Preset "${preset.id}" does not accept ${asset.sourceFileExtension} files`, [{ field: 'preset', message: 'does not accept the source file' }]);
+      throw new ApiError(400, 'preset_not_allowed', `Preset "${preset.id}" does not accept ${asset.sourceFileExtension} files`, [
+        { field: 'preset', message: 'does not accept the source file' },
+      ]);
     }
-    await addOutputRow(ctx, tx, tenantId, assetId, { id: outputId, preset: preset.id, overlays, expirationDate: body.expirationDate ? new Date(body.expirationDate) : null });
+    await addOutputRow(ctx, tx, tenantId, assetId, {
+      id: outputId,
+      preset: preset.id,
+      overlays,
+      expirationDate: body.expirationDate ? new Date(body.expirationDate) : null,
+    });
     await tx.update(vodAssets).set({ lastModificationDate: new Date() }).where(eq(vodAssets.id, assetId));
   });
   return { outputId };
@@ -219,7 +247,10 @@ export async function addOutput(ctx: PlatformContext, tenantId: string, assetId:
 export async function removeOutput(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     await assetRow(tx, tenantId, assetId);
-    const rows = await tx.delete(vodOutputs).where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId))).returning({ id: vodOutputs.id });
+    const rows = await tx
+      .delete(vodOutputs)
+      .where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)))
+      .returning({ id: vodOutputs.id });
     if (!rows.length) throw notFound('output_not_found', 'Output', outputId);
     await tx.update(vodAssets).set({ lastModificationDate: new Date() }).where(eq(vodAssets.id, assetId));
     await recordEvent(tx, tenantId, 'vod.output.deleted', { id: outputId, assetId });
@@ -250,7 +281,14 @@ export async function outputsProgress(db: Queryable, tenantId: string, wanted: {
         .where(and(eq(vodOutputs.tenantId, tenantId), inArray(vodOutputs.assetId, assetIds)))
     : [];
   const assets = assetIds.length
-    ? new Set((await db.select({ id: vodAssets.id }).from(vodAssets).where(and(eq(vodAssets.tenantId, tenantId), inArray(vodAssets.id, assetIds)))).map((a) => a.id))
+    ? new Set(
+        (
+          await db
+            .select({ id: vodAssets.id })
+            .from(vodAssets)
+            .where(and(eq(vodAssets.tenantId, tenantId), inArray(vodAssets.id, assetIds)))
+        ).map((a) => a.id),
+      )
     : new Set<string>();
   // Ids are compared here, not by PostgreSQL: in the stored lowercase spelling, whatever the caller's.
   const same = (id: string, given: string) => id === given.toLowerCase();

@@ -37,7 +37,9 @@ export const vodAssets = pgTable(
   'vod_assets',
   {
     id: uuid('id').primaryKey(),
-    tenantId: uuid('tenant_id').notNull().references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
     title: text('title'),
     preset: text('preset').notNull(),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
@@ -61,7 +63,9 @@ export const vodAssets = pgTable(
 export const vodOutputs = pgTable(
   'vod_outputs',
   {
-    assetId: uuid('asset_id').notNull().references(() => vodAssets.id, { onDelete: 'cascade' }),
+    assetId: uuid('asset_id')
+      .notNull()
+      .references(() => vodAssets.id, { onDelete: 'cascade' }),
     id: text('id').notNull(),
     tenantId: uuid('tenant_id').notNull(),
     preset: text('preset').notNull(),

@@ -14,7 +14,11 @@ export function selectTracks(file: SourceFile, requested: TranscodingTrackRow[],
     const type = normalizeType(t.type);
     if (!['Video', 'Audio', 'Caption'].includes(type)) throw validationError(`${field}[${i}].type`, 'must be Video, Audio or Caption');
     const found = file.tracks.find((d) => d.trackSelector.trackId === t.trackSelector.trackId);
-    if (!found) throw validationError(`${field}[${i}].trackSelector.trackId`, `file ${file.id} has no track ${t.trackSelector.trackId}; see POST /vod/v1/files/${file.id}/detect`);
+    if (!found)
+      throw validationError(
+        `${field}[${i}].trackSelector.trackId`,
+        `file ${file.id} has no track ${t.trackSelector.trackId}; see POST /vod/v1/files/${file.id}/detect`,
+      );
     if (normalizeType(found.type) !== type) throw validationError(`${field}[${i}].type`, `track ${t.trackSelector.trackId} is a ${found.type} track`);
     if (!chosen.some((c) => c.trackSelector.trackId === found.trackSelector.trackId)) {
       chosen.push({ trackSelector: { trackId: found.trackSelector.trackId }, type, language: t.language ?? found.language, name: t.name ?? found.name });
