@@ -14,9 +14,17 @@ async function playable(url: string): Promise<{ master: string; segmentBytes: nu
   const master = await fetch(url);
   expect(master.status).toBe(200);
   const text = await master.text();
-  const variant = new URL(text.split('\n').find((l) => l && !l.startsWith('#'))!, url);
+  const variant = new URL(
+    text.split('\n').find((l) => l && !l.startsWith('#'))!,
+    url,
+  );
   const playlist = await (await fetch(variant)).text();
-  const segment = await fetch(new URL(playlist.split('\n').find((l) => l && !l.startsWith('#'))!, variant));
+  const segment = await fetch(
+    new URL(
+      playlist.split('\n').find((l) => l && !l.startsWith('#'))!,
+      variant,
+    ),
+  );
   expect(segment.status).toBe(200);
   return { master: text, segmentBytes: (await segment.arrayBuffer()).byteLength };
 }

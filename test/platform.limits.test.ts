@@ -20,7 +20,10 @@ function answerWithoutBody(baseUrl: string, path: string, headers: Record<string
     socket.setEncoding('utf8');
     socket.on('data', (c) => {
       answer += c;
-      if (answer.includes('\r\n\r\n') && /\}$/.test(answer)) socket.destroy(), resolve(answer);
+      if (answer.includes('\r\n\r\n') && /\}$/.test(answer)) {
+        socket.destroy();
+        resolve(answer);
+      }
     });
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));

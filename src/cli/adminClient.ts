@@ -40,7 +40,7 @@ function httpClient(base: string, token: string, why: string): AdminClient {
     } catch {
       throw new Error(`${why}\nIts admin API does not answer at ${base} either; if it listens on another port, set PORT to it.`);
     }
-    // biome-ignore lint/suspicious/noExplicitAny: the admin API answers JSON of several shapes; callers read the fields they asked for
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the admin API answers JSON of several shapes; callers read the fields they asked for
     const json = (await res.json().catch(() => undefined)) as any;
     if (!res.ok) throw new Error(json?.status?.message ?? `The admin API answered HTTP ${res.status}`);
     return json;

@@ -30,7 +30,7 @@ export async function backup(config: Config, targetArg: string): Promise<void> {
   if (route.how === 'http') {
     if (!route.why.includes(config.dataDir)) throw new Error(`${route.why}\nRun backup with MEDIAPLANE_DATA_DIR set to that server's data directory.`);
     const res = await fetch(`${route.base}/admin/v1/backups`, { method: 'POST', headers: { authorization: `Bearer ${route.token}` } });
-    // biome-ignore lint/suspicious/noExplicitAny: the admin API answers a BackupSummary or an error body
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the admin API answers a BackupSummary or an error body
     const body = (await res.json().catch(() => undefined)) as any;
     if (res.status !== 201) throw new Error(body?.status?.message ?? `The admin API answered HTTP ${res.status}`);
     made = body;

@@ -19,7 +19,7 @@ export interface Database {
   db: Db;
   kind: 'pglite' | 'postgres';
   /** Raw SQL for libraries that bring their own queries (pg-boss). */
-  // biome-ignore lint/suspicious/noExplicitAny: pg-boss's own executeSql type
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg-boss's own executeSql type
   executeSql(text: string, params?: unknown[]): Promise<{ rows: any[] }>;
   migrate(): Promise<void>;
   ping(): Promise<void>;
@@ -48,7 +48,7 @@ async function openPglite(dir: string): Promise<Database> {
     kind: 'pglite',
     // PGlite's query() refuses multi-statement SQL, which pg-boss sends without parameters.
     executeSql: async (text, params) => (params?.length ? client.query(text, params) : { rows: (await client.exec(text)).at(-1)?.rows ?? [] }),
-    // biome-ignore lint/suspicious/noExplicitAny: drizzle's PGlite migrator wants its own database type
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- drizzle's PGlite migrator wants its own database type
     migrate: () => migratePglite(db as any, { migrationsFolder }),
     ping: async () => void (await client.query('select 1')),
     dumpDataDir: () => dumpPglite(client),
@@ -64,7 +64,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   return {
     db,
     kind: 'postgres',
-    // biome-ignore lint/suspicious/noExplicitAny: node-postgres' query parameters type
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- node-postgres' query parameters type
     executeSql: (text, params) => pool.query(text, params as any[]),
     migrate: async () => {
       // Several processes may start together against one database: migrate one at a time.

@@ -25,7 +25,9 @@ export const events = pgTable(
   },
   (t) => [
     index('events_tenant_occured').on(t.tenantId, t.occuredAt),
-    index('events_undispatched').on(t.id).where(sql`not ${t.dispatched}`),
+    index('events_undispatched')
+      .on(t.id)
+      .where(sql`not ${t.dispatched}`),
     // The retention sweep reads the oldest events of all tenants.
     index('events_occured').on(t.occuredAt),
   ],

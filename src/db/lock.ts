@@ -78,7 +78,7 @@ export function lockDataDir(dataDir: string): () => void {
       return release;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let content = '';
+      let content: string;
       try {
         content = readFileSync(path, 'utf8');
       } catch {

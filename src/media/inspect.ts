@@ -52,7 +52,7 @@ const ratio = (v: unknown): number | undefined => {
 /** `inputArgs` go before the input (`-allowed_extensions ALL` lets the DASH reader open side-loaded `.vtt` captions). */
 export async function inspect(input: string, opts: RunOptions & { inputArgs?: string[] } = {}): Promise<MediaInfo> {
   const out = await runFfprobe(['-show_format', '-show_streams', '-of', 'json', ...(opts.inputArgs ?? []), input], opts);
-  // biome-ignore lint/suspicious/noExplicitAny: ffprobe's JSON is read field by field
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
   const json = JSON.parse(out) as { format?: Record<string, any>; streams?: Record<string, any>[] };
   const format = json.format ?? {};
   const streams = (json.streams ?? []).map(streamInfo);
@@ -67,7 +67,7 @@ export async function inspect(input: string, opts: RunOptions & { inputArgs?: st
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: ffprobe's JSON is read field by field
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
 function streamInfo(s: Record<string, any>): StreamInfo {
   const type = (['video', 'audio', 'subtitle', 'data', 'attachment'].includes(s.codec_type) ? s.codec_type : 'data') as StreamInfo['type'];
   const info: StreamInfo = {
@@ -102,9 +102,9 @@ function streamInfo(s: Record<string, any>): StreamInfo {
   return info;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: ffprobe's JSON is read field by field
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
 function rotationOf(s: Record<string, any>): number {
-  // biome-ignore lint/suspicious/noExplicitAny: ffprobe's JSON is read field by field
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
   const side = (s.side_data_list as Record<string, any>[] | undefined)?.find((d) => d.rotation !== undefined);
   return num(side?.rotation) ?? num(s.tags?.rotate) ?? 0;
 }

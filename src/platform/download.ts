@@ -70,7 +70,7 @@ export async function downloadToFile(raw: string, path: string, opts: DownloadOp
 function get(url: URL, opts: DownloadOptions): Promise<http.IncomingMessage> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    // biome-ignore lint/suspicious/noExplicitAny: Node's request options type lookup narrower than dns.lookup's overloads
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Node's request options type lookup narrower than dns.lookup's overloads
     const req = client.get(url, { timeout: opts.timeoutMs, ...(opts.allowPrivate ? {} : { lookup: guardedLookup(opts.setting) as any }) }, resolve);
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', (e) =>

@@ -81,7 +81,7 @@ const plural = (n: unknown, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** Ajv's terse message ("must be string", "must NOT have fewer than 1 characters") as a sentence a person reads. */
 function messageOf(e: SchemaError): string {
-  // biome-ignore lint/suspicious/noExplicitAny: Ajv's params differ by keyword
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Ajv's params differ by keyword
   const p = e.params as Record<string, any>;
   switch (e.keyword) {
     case 'type': {

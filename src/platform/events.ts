@@ -9,7 +9,7 @@ import { currentRequestId } from './requestContext.ts';
  * (`declare module '../../platform/events.ts' { interface EventTypes { vod: VodEventType } }`), next to the `as const`
  * list its manifest gives as `eventTypes`. The platform never imports a module to know them.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: modules add their event types to it by declaration merging
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- modules add their event types to it by declaration merging
 export interface EventTypes {}
 
 /** `<module>.<object>.<change>`, lowercase: one of the types some module declared. */

@@ -83,6 +83,8 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mediaplane_' });
+    // prom-client calls collect() with its own `this`: the gauge reads this registry's sources through `self`.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
     new Gauge({
       name: 'mediaplane_jobs',

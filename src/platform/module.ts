@@ -19,7 +19,7 @@ export interface PlatformModule {
   /** Registers the module's routes. */
   routes?: (app: FastifyInstance, ctx: PlatformContext) => Promise<void>;
   /** Queues created at start on every role: the API sends to them in its own transactions. */
-  // biome-ignore lint/suspicious/noExplicitAny: a list of jobs of different payloads
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of jobs of different payloads
   jobs?: readonly JobDefinition<any>[];
   /** Background work, started by each process whose role is listed (and by `all`). */
   workers?: readonly { roles: readonly ProcessRole[]; start: WorkerStarter }[];

@@ -186,7 +186,7 @@ const wholeBlocks = (s: Stream) => {
 
 /** How long fewer than four parts with data wait for others before they are hashed anyway. */
 const GATHER_MS = 20;
-// biome-ignore lint/correctness/noUnusedVariables: read by `??=` below, which the rule does not see
+
 let gathering: NodeJS.Timeout | undefined;
 
 /**

@@ -126,7 +126,7 @@ export async function play(
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
-        let tracks = () => ({ audio: [] as string[], text: [] as string[] });
+        let tracks: () => { audio: string[]; text: string[] };
         let turnOnCaptions = () => {};
         if (player === 'hls') {
           if (!w.Hls.isSupported())

@@ -25,6 +25,7 @@ export class WebhookReceiver {
   ) {}
 
   static async start(path = '/hook'): Promise<WebhookReceiver> {
+    // eslint-disable-next-line prefer-const -- assigned after the server that closes over it is made
     let self!: WebhookReceiver;
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];

@@ -120,7 +120,7 @@ export class OAuthError extends Error {
  * Control characters (NUL above all, which PostgreSQL cannot even compare) are in no client id or secret we issue,
  * and RFC 7617 forbids them in Basic credentials: such credentials are refused before the database sees them.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job
+// eslint-disable-next-line no-control-regex -- finding control characters is this pattern's job
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 export async function issueToken(db: Queryable, form: Record<string, string | undefined>, ttlSeconds: number) {

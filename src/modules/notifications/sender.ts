@@ -24,12 +24,12 @@ export interface SendOptions {
 // Keep-alive: deliveries to one receiver reuse their connection. The guarded agents check every address they connect to.
 const agents = {
   // Open: any address, but `localhost` names still mean loopback (local development).
-  // biome-ignore lint/suspicious/noExplicitAny: Node's Agent types lookup narrower than dns.lookup's overloads
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Node's Agent types lookup narrower than dns.lookup's overloads
   open: { http: new http.Agent({ keepAlive: true, lookup: openLookup as any }), https: new https.Agent({ keepAlive: true, lookup: openLookup as any }) },
   guarded: {
-    // biome-ignore lint/suspicious/noExplicitAny: Node's Agent types lookup narrower than dns.lookup's overloads
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Node's Agent types lookup narrower than dns.lookup's overloads
     http: new http.Agent({ keepAlive: true, lookup: addressGuard as any }),
-    // biome-ignore lint/suspicious/noExplicitAny: Node's Agent types lookup narrower than dns.lookup's overloads
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Node's Agent types lookup narrower than dns.lookup's overloads
     https: new https.Agent({ keepAlive: true, lookup: addressGuard as any }),
   },
 };

@@ -80,7 +80,9 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     unique('webhook_deliveries_webhook_event').on(t.webhookId, t.eventId),
-    index('webhook_deliveries_open').on(t.webhookId, t.seq).where(sql`${t.status} in ('Pending', 'Retrying')`),
+    index('webhook_deliveries_open')
+      .on(t.webhookId, t.seq)
+      .where(sql`${t.status} in ('Pending', 'Retrying')`),
     index('webhook_deliveries_event').on(t.eventId),
     index('webhook_deliveries_tenant').on(t.tenantId, t.seq),
   ],

@@ -26,7 +26,10 @@ export const vodFiles = pgTable(
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
     tags: textArray('tags'),
     attributes: textArray('attributes'),
-    tracks: jsonb('tracks').$type<MediaTrack[]>().notNull().default(sql`'[]'::jsonb`),
+    tracks: jsonb('tracks')
+      .$type<MediaTrack[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     durationMs: bigint('duration_ms', { mode: 'number' }),
     /** Assets made from this file; kept by the assets module through linkAssetToFiles/unlinkAsset. */
     vodAssets: textArray('vod_assets'),
