@@ -1,0 +1,178 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { asc, eq } from 'drizzle-orm';
+import { pino } from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { events } from '../src/db/events.ts';
+import { ffmpegPath, runFfprobe } from '../src/media/ffmpeg.ts';
+import { liveMedia } from '../src/modules/live/media.ts';
+import { ChannelRunner } from '../src/modules/live/runner.ts';
+import { pushRtmp } from './helpers/live.ts';
+import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { waitFor } from './helpers/upload.ts';
+
+/**
+ * Restreams with real ffmpeg: a channel pushes to two local RTMP listeners (ffmpeg `-listen 1`, as a platform's
+ * ingest would take it); one listener dies and comes back while the other keeps receiving; a PATCH removes a restream.
+ */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A destination platform: takes one RTMP publish on `port` and writes what it receives into `file`. */
+function listener(port: number, file: string): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(
+    ffmpegPath(),
+    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live`, '-c', 'copy', '-f', 'flv', '-flush_packets', '1', '-y', file],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited };
+}
+
+const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+
+/** What ffprobe finds in a received file: a video stream, and the time its video packets span. */
+async function probe(file: string): Promise<{ video: boolean; seconds: number }> {
+  const out = JSON.parse(await runFfprobe(['-of', 'json', '-show_streams', '-show_entries', 'packet=pts_time,stream_index', file]));
+  const video = (out.streams as any[]).find((s) => s.codec_type === 'video');
+  const times = (out.packets as any[]).filter((p) => p.stream_index === video?.index).map((p) => Number(p.pts_time)).filter(Number.isFinite);
+  return { video: !!video, seconds: times.length ? Math.max(...times) - Math.min(...times) : 0 };
+}
+
+describeEachDb('Live restreams', (kind) => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let runner: ChannelRunner | undefined;
+  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  const listeners: ChildProcess[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'mediaplane-restream-'));
+  let logged = '';
+  let rtmpPort = 0;
+
+  beforeAll(async () => {
+    rtmpPort = await freePort();
+    p = await startPlatform(kind, {
+      MEDIAPLANE_ROLE: 'api',
+      MEDIAPLANE_RTMP_HOST: '127.0.0.1',
+      MEDIAPLANE_RTMP_PORT: String(rtmpPort),
+      MEDIAPLANE_LIVE_POLL_MS: '200',
+      MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
+      MEDIAPLANE_RESTREAM_ALLOW_PRIVATE: 'true',
+    });
+    t = await p.createTenant();
+  });
+  afterAll(async () => {
+    for (const l of listeners) l.kill('SIGKILL');
+    await encoder?.stop();
+    await runner?.close();
+    await p?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('pushes to each destination, survives one dying and coming back, and a PATCH stops only the restream removed', async () => {
+    // Everything the runner logs (info and up) is kept: no stream key may appear in it.
+    const log = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logged += c.toString()), cb()) }));
+    runner = new ChannelRunner(p.ctx, liveMedia, { owner: `restream-test-${kind}`, log });
+    runner.start();
+    const [portA, portB] = [await freePort(), await freePort()];
+    const [keyA, keyB] = ['secret-key-aaaa', 'secret-key-bbbb'];
+    const restream = (id: string, port: number, streamKey: string) => ({
+      protocol: 'RTMP',
+      id,
+      destination: `dest-${id}`,
+      rtmpDestinations: [{ url: `rtmp://127.0.0.1:${port}/live`, streamKey }],
+    });
+    const created = await t.json('POST', '/live/v1/channels', {
+      name: 'restreams',
+      input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+      qualities: [{ resolution: '144p', frameRate: 25 }],
+      restreams: [restream('a', portA, keyA), restream('b', portB, keyB)],
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    const fileA = join(dir, 'a.flv');
+    const fileB = join(dir, 'b.flv');
+    let a = listener(portA, fileA);
+    const b = listener(portB, fileB);
+    listeners.push(a.child, b.child);
+
+    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
+    const configuration = async () => (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
+    await waitFor(configuration, (c) => c.status.value === 'On', 60_000, 200);
+    // Before the encoder connects the destinations wait for input; they are not failing.
+    expect((await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status)).toEqual(['WaitingForInput', 'WaitingForInput']);
+    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
+
+    const statuses = async () => (await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status);
+    await waitFor(statuses, (s) => s[0] === 'Active' && s[1] === 'Active', 60_000, 200);
+    await waitFor(async () => [size(fileA), size(fileB)], ([x, y]) => x > 20_000 && y > 20_000, 60_000, 200);
+    for (const file of [fileA, fileB]) {
+      const found = await probe(file);
+      expect(found.video).toBe(true);
+      expect(found.seconds).toBeGreaterThan(0);
+    }
+    const conf = await configuration();
+    expect(conf.restreams[0].rtmpDestinations[0]).toMatchObject({ url: `rtmp://127.0.0.1:${portA}/live`, streamKey: '********' });
+
+    // Destination A dies: B keeps receiving, A is retried and reported once.
+    a.child.kill('SIGKILL');
+    await a.exited;
+    const bBefore = size(fileB);
+    await waitFor(statuses, (s) => s[0] === 'Retrying', 60_000, 200);
+    await waitFor(async () => size(fileB), (n) => n > bBefore + 20_000, 60_000, 200);
+    expect((await statuses())[1]).toBe('Active');
+    const restreamEvents = async () =>
+      (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
+        .filter((e) => e.type.startsWith('live.channel.restream.'))
+        .map((e) => ({ type: e.type, ...(e.data as any) }));
+    await waitFor(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.failed'), 30_000, 200);
+    const failedConf = await configuration();
+    expect(failedConf.restreams[0].rtmpDestinations[0].lastError).toBeTruthy();
+    expect(failedConf.restreams[0].rtmpDestinations[0].lastError).not.toContain(keyA);
+
+    // A comes back: recovered, and it receives again.
+    const fileA2 = join(dir, 'a2.flv');
+    a = listener(portA, fileA2);
+    listeners.push(a.child);
+    await waitFor(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.recovered'), 60_000, 200);
+    await waitFor(async () => size(fileA2), (n) => n > 20_000, 60_000, 200);
+    expect((await probe(fileA2)).video).toBe(true);
+    const seen = await restreamEvents();
+    // Once per transition, however many retries it took.
+    expect(seen.map((e) => [e.type, e.restreamId])).toEqual([
+      ['live.channel.restream.failed', 'a'],
+      ['live.channel.restream.recovered', 'a'],
+    ]);
+    expect(seen[0]).toMatchObject({ id, destination: 'dest-a', url: `rtmp://127.0.0.1:${portA}/live` });
+    expect(JSON.stringify(seen)).not.toContain(keyA);
+
+    // PATCH removes B: only B stops (its listener sees the publisher leave); A's connection is not restarted.
+    const patched = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: [{ ...restream('a', portA, '********') }] });
+    expect(patched.status).toBe(200);
+    await b.exited;
+    const aBefore = size(fileA2);
+    await waitFor(async () => size(fileA2), (n) => n > aBefore + 20_000, 60_000, 200);
+    expect(a.child.exitCode).toBeNull();
+    const after = await configuration();
+    expect(after.restreams.map((r: any) => [r.id, r.rtmpDestinations[0].status])).toEqual([['a', 'Active']]);
+
+    await runner.close();
+    runner = undefined;
+    const stats = await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=Avg`);
+    expect(stats.body.metrics.restreamsActive.data.some((d: any) => d.value > 0)).toBe(true);
+    // Stream keys never reach the log, even in ffmpeg's arguments or errors.
+    expect(logged).toContain('restream destination failed');
+    expect(logged).not.toContain(keyA);
+    expect(logged).not.toContain(keyB);
+  });
+});
