@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { asc, eq } from 'drizzle-orm';
 import { pino } from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
 import { ffmpegPath, runFfprobe } from '../src/media/ffmpeg.ts';
-import { liveMedia } from '../src/modules/live/media.ts';
+import { liveMedia, type RestreamDestination, type RestreamDestinationOptions, type RestreamSource } from '../src/modules/live/media.ts';
+import { ChannelRestreams } from '../src/modules/live/restreams.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -48,6 +49,45 @@ async function probe(file: string): Promise<{ video: boolean; seconds: number }>
   const times = (out.packets as any[]).filter((p) => p.stream_index === video?.index).map((p) => Number(p.pts_time)).filter(Number.isFinite);
   return { video: !!video, seconds: times.length ? Math.max(...times) - Math.min(...times) : 0 };
 }
+
+/** The diff a PATCH makes while On, against stand-in destinations: only what changed starts, stops or restarts. */
+describe('Channel restreams', () => {
+  it('starts the added, stops the removed, restarts the changed and leaves the rest running', async () => {
+    const made: { url: string; streamKey: string; stopped: boolean; sources: (RestreamSource | null)[] }[] = [];
+    const media = {
+      ...liveMedia,
+      createRestreamDestination: (o: RestreamDestinationOptions): RestreamDestination => {
+        const d = { url: o.url, streamKey: o.streamKey, stopped: false, sources: [] as (RestreamSource | null)[] };
+        made.push(d);
+        return {
+          setSource: (s) => void d.sources.push(s),
+          state: () => ({ status: 'Active', lastError: null, bytesSent: 0 }),
+          stop: async () => void (d.stopped = true),
+        };
+      },
+    };
+    const set = new ChannelRestreams(media, { allowPrivate: true, log: pino({ level: 'silent' }), onChange: () => {}, onNotice: () => {} });
+    const r = (id: string, ...dests: [string, string][]) => ({ id, protocol: 'RTMP' as const, destination: id, rtmpDestinations: dests.map(([url, streamKey]) => ({ url, streamKey })) });
+    set.setSource({ url: 'rtmp://in' });
+    set.apply([r('a', ['rtmp://a', 'ka']), r('b', ['rtmp://b1', 'kb1'], ['rtmp://b2', 'kb2'])]);
+    expect(made.map((d) => [d.url, d.sources])).toEqual([['rtmp://a', [{ url: 'rtmp://in' }]], ['rtmp://b1', [{ url: 'rtmp://in' }]], ['rtmp://b2', [{ url: 'rtmp://in' }]]]);
+    // Same again (a label change): nothing restarts.
+    set.apply([{ ...r('a', ['rtmp://a', 'ka']), label: 'x' }, r('b', ['rtmp://b1', 'kb1'], ['rtmp://b2', 'kb2'])]);
+    expect(made).toHaveLength(3);
+    // b's second key changes, c is added, a is removed.
+    set.apply([r('b', ['rtmp://b1', 'kb1'], ['rtmp://b2', 'kb2-new']), r('c', ['rtmp://c', 'kc'])]);
+    expect(made.map((d) => [d.url, d.streamKey, d.stopped])).toEqual([
+      ['rtmp://a', 'ka', true],
+      ['rtmp://b1', 'kb1', false],
+      ['rtmp://b2', 'kb2', true],
+      ['rtmp://b2', 'kb2-new', false],
+      ['rtmp://c', 'kc', false],
+    ]);
+    expect(set.statuses()).toEqual({ b: [{ status: 'Active', lastError: null }, { status: 'Active', lastError: null }], c: [{ status: 'Active', lastError: null }] });
+    await set.stop();
+    expect(made.every((d) => d.stopped)).toBe(true);
+  });
+});
 
 describeEachDb('Live restreams', (kind) => {
   let p: TestPlatform;
@@ -165,6 +205,18 @@ describeEachDb('Live restreams', (kind) => {
     expect(a.child.exitCode).toBeNull();
     const after = await configuration();
     expect(after.restreams.map((r: any) => [r.id, r.rtmpDestinations[0].status])).toEqual([['a', 'Active']]);
+
+    // The encoder leaves: the destination waits for input (no failure); it sends again when the encoder is back.
+    await encoder.stop();
+    await waitFor(statuses, (s) => s[0] === 'WaitingForInput', 60_000, 200);
+    await a.exited;
+    const fileA3 = join(dir, 'a3.flv');
+    a = listener(portA, fileA3);
+    listeners.push(a.child);
+    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
+    await waitFor(statuses, (s) => s[0] === 'Active', 60_000, 200);
+    await waitFor(async () => size(fileA3), (n) => n > 20_000, 60_000, 200);
+    expect((await restreamEvents()).length).toBe(2);
 
     await runner.close();
     runner = undefined;
