@@ -22,11 +22,24 @@ export async function restreamCpu(ingest: RtmpIngest, channelId: string, seconds
       for (let i = 0; i < n; i++) {
         const port = await freePort();
         ports.push(port);
-        listeners.push(spawn(ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'error', '-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live`, '-c', 'copy', '-f', 'null', '-'], { stdio: 'ignore' }));
+        listeners.push(
+          spawn(
+            ffmpegPath(),
+            ['-hide_banner', '-nostdin', '-loglevel', 'error', '-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live`, '-c', 'copy', '-f', 'null', '-'],
+            { stdio: 'ignore' },
+          ),
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
       for (const port of ports) {
-        const d = createRestreamDestination({ url: `rtmp://127.0.0.1:${port}/live`, streamKey: 'bench', allowPrivate: true, log, onState: () => {}, onEvent: () => {} });
+        const d = createRestreamDestination({
+          url: `rtmp://127.0.0.1:${port}/live`,
+          streamKey: 'bench',
+          allowPrivate: true,
+          log,
+          onState: () => {},
+          onEvent: () => {},
+        });
         d.setSource({ url });
         dests.push(d);
       }

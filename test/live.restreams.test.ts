@@ -33,7 +33,24 @@ async function freePort(): Promise<number> {
 function listener(port: number, file: string): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(
     ffmpegPath(),
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live`, '-c', 'copy', '-f', 'flv', '-flush_packets', '1', '-y', file],
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-listen',
+      '1',
+      '-i',
+      `rtmp://127.0.0.1:${port}/live`,
+      '-c',
+      'copy',
+      '-f',
+      'flv',
+      '-flush_packets',
+      '1',
+      '-y',
+      file,
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -46,7 +63,10 @@ const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 async function probe(file: string): Promise<{ video: boolean; seconds: number }> {
   const out = JSON.parse(await runFfprobe(['-of', 'json', '-show_streams', '-show_entries', 'packet=pts_time,stream_index', file]));
   const video = (out.streams as any[]).find((s) => s.codec_type === 'video');
-  const times = (out.packets as any[]).filter((p) => p.stream_index === video?.index).map((p) => Number(p.pts_time)).filter(Number.isFinite);
+  const times = (out.packets as any[])
+    .filter((p) => p.stream_index === video?.index)
+    .map((p) => Number(p.pts_time))
+    .filter(Number.isFinite);
   return { video: !!video, seconds: times.length ? Math.max(...times) - Math.min(...times) : 0 };
 }
 
@@ -67,10 +87,19 @@ describe('Channel restreams', () => {
       },
     };
     const set = new ChannelRestreams(media, { allowPrivate: true, log: pino({ level: 'silent' }), onChange: () => {}, onNotice: () => {} });
-    const r = (id: string, ...dests: [string, string][]) => ({ id, protocol: 'RTMP' as const, destination: id, rtmpDestinations: dests.map(([url, streamKey]) => ({ url, streamKey })) });
+    const r = (id: string, ...dests: [string, string][]) => ({
+      id,
+      protocol: 'RTMP' as const,
+      destination: id,
+      rtmpDestinations: dests.map(([url, streamKey]) => ({ url, streamKey })),
+    });
     set.setSource({ url: 'rtmp://in' });
     set.apply([r('a', ['rtmp://a', 'ka']), r('b', ['rtmp://b1', 'kb1'], ['rtmp://b2', 'kb2'])]);
-    expect(made.map((d) => [d.url, d.sources])).toEqual([['rtmp://a', [{ url: 'rtmp://in' }]], ['rtmp://b1', [{ url: 'rtmp://in' }]], ['rtmp://b2', [{ url: 'rtmp://in' }]]]);
+    expect(made.map((d) => [d.url, d.sources])).toEqual([
+      ['rtmp://a', [{ url: 'rtmp://in' }]],
+      ['rtmp://b1', [{ url: 'rtmp://in' }]],
+      ['rtmp://b2', [{ url: 'rtmp://in' }]],
+    ]);
     // Same again (a label change): nothing restarts.
     set.apply([{ ...r('a', ['rtmp://a', 'ka']), label: 'x' }, r('b', ['rtmp://b1', 'kb1'], ['rtmp://b2', 'kb2'])]);
     expect(made).toHaveLength(3);
@@ -83,7 +112,13 @@ describe('Channel restreams', () => {
       ['rtmp://b2', 'kb2-new', false],
       ['rtmp://c', 'kc', false],
     ]);
-    expect(set.statuses()).toEqual({ b: [{ status: 'Active', lastError: null }, { status: 'Active', lastError: null }], c: [{ status: 'Active', lastError: null }] });
+    expect(set.statuses()).toEqual({
+      b: [
+        { status: 'Active', lastError: null },
+        { status: 'Active', lastError: null },
+      ],
+      c: [{ status: 'Active', lastError: null }],
+    });
     await set.stop();
     expect(made.every((d) => d.stopped)).toBe(true);
   });
@@ -155,7 +190,12 @@ describeEachDb('Live restreams', (kind) => {
 
     const statuses = async () => (await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status);
     await waitFor(statuses, (s) => s[0] === 'Active' && s[1] === 'Active', 60_000, 200);
-    await waitFor(async () => [size(fileA), size(fileB)], ([x, y]) => x > 20_000 && y > 20_000, 60_000, 200);
+    await waitFor(
+      async () => [size(fileA), size(fileB)],
+      ([x, y]) => x > 20_000 && y > 20_000,
+      60_000,
+      200,
+    );
     for (const file of [fileA, fileB]) {
       const found = await probe(file);
       expect(found.video).toBe(true);
@@ -169,7 +209,12 @@ describeEachDb('Live restreams', (kind) => {
     await a.exited;
     const bBefore = size(fileB);
     await waitFor(statuses, (s) => s[0] === 'Retrying', 60_000, 200);
-    await waitFor(async () => size(fileB), (n) => n > bBefore + 20_000, 60_000, 200);
+    await waitFor(
+      async () => size(fileB),
+      (n) => n > bBefore + 20_000,
+      60_000,
+      200,
+    );
     expect((await statuses())[1]).toBe('Active');
     const restreamEvents = async () =>
       (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
@@ -185,7 +230,12 @@ describeEachDb('Live restreams', (kind) => {
     a = listener(portA, fileA2);
     listeners.push(a.child);
     await waitFor(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.recovered'), 60_000, 200);
-    await waitFor(async () => size(fileA2), (n) => n > 20_000, 60_000, 200);
+    await waitFor(
+      async () => size(fileA2),
+      (n) => n > 20_000,
+      60_000,
+      200,
+    );
     expect((await probe(fileA2)).video).toBe(true);
     const seen = await restreamEvents();
     // Once per transition, however many retries it took.
@@ -201,7 +251,12 @@ describeEachDb('Live restreams', (kind) => {
     expect(patched.status).toBe(200);
     await b.exited;
     const aBefore = size(fileA2);
-    await waitFor(async () => size(fileA2), (n) => n > aBefore + 20_000, 60_000, 200);
+    await waitFor(
+      async () => size(fileA2),
+      (n) => n > aBefore + 20_000,
+      60_000,
+      200,
+    );
     expect(a.child.exitCode).toBeNull();
     const after = await configuration();
     expect(after.restreams.map((r: any) => [r.id, r.rtmpDestinations[0].status])).toEqual([['a', 'Active']]);
@@ -215,7 +270,12 @@ describeEachDb('Live restreams', (kind) => {
     listeners.push(a.child);
     encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
     await waitFor(statuses, (s) => s[0] === 'Active', 60_000, 200);
-    await waitFor(async () => size(fileA3), (n) => n > 20_000, 60_000, 200);
+    await waitFor(
+      async () => size(fileA3),
+      (n) => n > 20_000,
+      60_000,
+      200,
+    );
     expect((await restreamEvents()).length).toBe(2);
 
     await runner.close();

@@ -66,15 +66,31 @@ export const maskedTarget = (url: string, streamKey: string): string => destinat
 /** ffmpeg's arguments: no decode, no encode; the FLV muxer's seek-back for duration/size is off (a live socket). */
 export function restreamArgs(source: RestreamSource, target: string): string[] {
   return [
-    '-progress', 'pipe:1', '-stats_period', '1',
+    '-progress',
+    'pipe:1',
+    '-stats_period',
+    '1',
     ...(source.loop ? ['-re', '-stream_loop', '-1'] : []),
-    '-analyzeduration', '1000000', '-probesize', '1000000',
-    '-i', source.url,
-    '-map', '0:v?', '-map', '0:a?', '-c', 'copy',
-    '-flvflags', 'no_duration_filesize',
+    '-analyzeduration',
+    '1000000',
+    '-probesize',
+    '1000000',
+    '-i',
+    source.url,
+    '-map',
+    '0:v?',
+    '-map',
+    '0:a?',
+    '-c',
+    'copy',
+    '-flvflags',
+    'no_duration_filesize',
     // A destination that stops reading (or a name that never answers) fails within this, instead of hanging.
-    '-rw_timeout', String(STALL_MS * 1000),
-    '-f', 'flv', target,
+    '-rw_timeout',
+    String(STALL_MS * 1000),
+    '-f',
+    'flv',
+    target,
   ];
 }
 
