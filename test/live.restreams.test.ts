@@ -14,7 +14,7 @@ import { ChannelRestreams } from '../src/modules/live/restreams.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { waitFor } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * Restreams with real ffmpeg: a channel pushes to two local RTMP listeners (ffmpeg `-listen 1`, as a platform's
@@ -183,18 +183,17 @@ describeEachDb('Live restreams', (kind) => {
 
     expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
     const configuration = async () => (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
-    await waitFor(configuration, (c) => c.status.value === 'On', 60_000, 200);
+    await until(configuration, (c) => c.status.value === 'On', { timeoutMs: 60_000, everyMs: 200 });
     // Before the encoder connects the destinations wait for input; they are not failing.
     expect((await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status)).toEqual(['WaitingForInput', 'WaitingForInput']);
     encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
 
     const statuses = async () => (await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status);
-    await waitFor(statuses, (s) => s[0] === 'Active' && s[1] === 'Active', 60_000, 200);
-    await waitFor(
+    await until(statuses, (s) => s[0] === 'Active' && s[1] === 'Active', { timeoutMs: 60_000, everyMs: 200 });
+    await until(
       async () => [size(fileA), size(fileB)],
       ([x, y]) => x > 20_000 && y > 20_000,
-      60_000,
-      200,
+      { timeoutMs: 60_000, everyMs: 200 },
     );
     for (const file of [fileA, fileB]) {
       const found = await probe(file);
@@ -208,19 +207,18 @@ describeEachDb('Live restreams', (kind) => {
     a.child.kill('SIGKILL');
     await a.exited;
     const bBefore = size(fileB);
-    await waitFor(statuses, (s) => s[0] === 'Retrying', 60_000, 200);
-    await waitFor(
+    await until(statuses, (s) => s[0] === 'Retrying', { timeoutMs: 60_000, everyMs: 200 });
+    await until(
       async () => size(fileB),
       (n) => n > bBefore + 20_000,
-      60_000,
-      200,
+      { timeoutMs: 60_000, everyMs: 200 },
     );
     expect((await statuses())[1]).toBe('Active');
     const restreamEvents = async () =>
       (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
         .filter((e) => e.type.startsWith('live.channel.restream.'))
         .map((e) => ({ type: e.type, ...(e.data as any) }));
-    await waitFor(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.failed'), 30_000, 200);
+    await until(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.failed'), { timeoutMs: 30_000, everyMs: 200 });
     const failedConf = await configuration();
     expect(failedConf.restreams[0].rtmpDestinations[0].lastError).toBeTruthy();
     expect(failedConf.restreams[0].rtmpDestinations[0].lastError).not.toContain(keyA);
@@ -229,12 +227,11 @@ describeEachDb('Live restreams', (kind) => {
     const fileA2 = join(dir, 'a2.flv');
     a = listener(portA, fileA2);
     listeners.push(a.child);
-    await waitFor(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.recovered'), 60_000, 200);
-    await waitFor(
+    await until(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.recovered'), { timeoutMs: 60_000, everyMs: 200 });
+    await until(
       async () => size(fileA2),
       (n) => n > 20_000,
-      60_000,
-      200,
+      { timeoutMs: 60_000, everyMs: 200 },
     );
     expect((await probe(fileA2)).video).toBe(true);
     const seen = await restreamEvents();
@@ -251,11 +248,10 @@ describeEachDb('Live restreams', (kind) => {
     expect(patched.status).toBe(200);
     await b.exited;
     const aBefore = size(fileA2);
-    await waitFor(
+    await until(
       async () => size(fileA2),
       (n) => n > aBefore + 20_000,
-      60_000,
-      200,
+      { timeoutMs: 60_000, everyMs: 200 },
     );
     expect(a.child.exitCode).toBeNull();
     const after = await configuration();
@@ -263,18 +259,17 @@ describeEachDb('Live restreams', (kind) => {
 
     // The encoder leaves: the destination waits for input (no failure); it sends again when the encoder is back.
     await encoder.stop();
-    await waitFor(statuses, (s) => s[0] === 'WaitingForInput', 60_000, 200);
+    await until(statuses, (s) => s[0] === 'WaitingForInput', { timeoutMs: 60_000, everyMs: 200 });
     await a.exited;
     const fileA3 = join(dir, 'a3.flv');
     a = listener(portA, fileA3);
     listeners.push(a.child);
     encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
-    await waitFor(statuses, (s) => s[0] === 'Active', 60_000, 200);
-    await waitFor(
+    await until(statuses, (s) => s[0] === 'Active', { timeoutMs: 60_000, everyMs: 200 });
+    await until(
       async () => size(fileA3),
       (n) => n > 20_000,
-      60_000,
-      200,
+      { timeoutMs: 60_000, everyMs: 200 },
     );
     expect((await restreamEvents()).length).toBe(2);
 
