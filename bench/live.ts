@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { runArgs } from '../src/media/live/args.ts';
 import { readDecodeTime } from '../src/media/live/mp4.ts';
+import { restreamCpu } from './liveRestream.ts';
 import { createLivePipeline, startRtmpIngest, type LivePipeline, type LiveRendition, type RtmpIngest } from '../src/media/live/index.ts';
 
 /**
@@ -19,6 +20,9 @@ import { createLivePipeline, startRtmpIngest, type LivePipeline, type LiveRendit
  *   means: a frame waits for its segment to close) and its last frame.
  * - CPU per channel: ffmpeg's CPU time (from /proc) plus this process's (ingest, packager, HTTP), per wall second.
  * - channels sustained: 1, 2, … channels at once until one of them falls behind real time.
+ *
+ * - restream CPU per destination (`-c copy` to local RTMP listeners; bench/liveRestream.ts), first; `live restream`
+ *   runs it alone.
  *
  * BENCH_SECONDS (default 30) per phase, BENCH_MAX_CHANNELS (default 3).
  */
@@ -39,7 +43,7 @@ interface Stamped {
   lastFrame: number;
 }
 
-export async function run(_args: string[] = []): Promise<void> {
+export async function run(args: string[] = []): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 30);
   const maxChannels = Number(process.env.BENCH_MAX_CHANNELS ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-live-'));
@@ -65,6 +69,19 @@ export async function run(_args: string[] = []): Promise<void> {
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
   try {
+    // Restream CPU per destination (`-c copy`): `npm run bench -- live restream` runs this phase alone.
+    {
+      keys.set('k-restream', 'restream');
+      const encoder = startEncoder(ingest.port, 'k-restream');
+      try {
+        await until(() => ingest.inputUrl('restream') !== undefined, 20_000);
+        await restreamCpu(ingest, 'restream', Math.min(seconds, 20), log);
+      } finally {
+        await encoder.stop();
+      }
+      if (args.includes('restream')) return;
+      console.log('');
+    }
     const handArgs = runArgs({
       source: { kind: 'live', url: '<input>', loop: false },
       renditions: LADDER,

@@ -68,6 +68,8 @@ export interface LiveConfig {
   pollMs: number;
   /** Channels one live process runs at once; others wait for a process with room. */
   maxChannels: number;
+  /** Restream destinations on private, loopback or link-local addresses are refused unless this is set. */
+  restreamAllowPrivate: boolean;
   /** Segment duration of the live outputs. */
   segmentSeconds: number;
   /** Segments listed in the live playlists: the window a player can seek back in. */
@@ -199,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       leaseSeconds: positive('MEDIAPLANE_LIVE_LEASE_SECONDS', env.MEDIAPLANE_LIVE_LEASE_SECONDS, 10),
       pollMs: positive('MEDIAPLANE_LIVE_POLL_MS', env.MEDIAPLANE_LIVE_POLL_MS, 1000),
       maxChannels: positive('MEDIAPLANE_LIVE_MAX_CHANNELS', env.MEDIAPLANE_LIVE_MAX_CHANNELS, 16),
+      restreamAllowPrivate: bool('MEDIAPLANE_RESTREAM_ALLOW_PRIVATE', env.MEDIAPLANE_RESTREAM_ALLOW_PRIVATE, false),
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),

@@ -136,7 +136,7 @@ describeEachDb('Live channels API', (kind) => {
         label: 'main',
         protocol: 'RTMP',
         hasVerticalOrientation: false,
-        rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: '********' }],
+        rtmpDestinations: [{ url: 'rtmp://a.rtmp.youtube.com/live2', streamKey: '********', status: 'Off', lastError: null }],
       },
     ]);
     expect(conf.input).toMatchObject({

@@ -12,3 +12,5 @@ export type {
 } from './types.ts';
 export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
+export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
+export { createRestreamDestination } from './restream.ts';

@@ -8,6 +8,7 @@ import { downloadToFile } from '../../platform/download.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats } from './media.ts';
 import type { ChannelRow } from './present.ts';
+import type { ChannelRestreams } from './restreams.ts';
 import { channelPrefix } from './urls.ts';
 
 const SLATE_MAX_BYTES = 20 * 1024 * 1024;
@@ -24,6 +25,9 @@ export class ChannelRun {
   /** The first segment is out: `Starting` may turn `On`. */
   producing = false;
   stopping = false;
+  /** The channel's restream destinations (none for a placeholder); their states are written when this is set. */
+  restreams: ChannelRestreams | undefined;
+  restreamsDirty = false;
   readonly workDir: string;
   private lastStats: LivePipelineStats | undefined;
   /** The pipeline after it stopped: its last counters are still to be sampled. */
@@ -110,12 +114,17 @@ export class ChannelRun {
       onEvent,
     });
     await this.pipeline.start();
-    if (source) this.pipeline.setInput({ url: withCredentials(source.url, source.username, source.password), loop: true });
+    if (source) {
+      const url = withCredentials(source.url, source.username, source.password);
+      this.pipeline.setInput({ url, loop: true });
+      this.restreams?.setSource({ url, loop: true });
+    }
   }
 
   async stop(): Promise<void> {
     this.halted = true;
     await this.starting?.catch(() => {});
+    await this.restreams?.stop();
     const pipeline = this.pipeline;
     this.pipeline = undefined;
     await pipeline?.stop();

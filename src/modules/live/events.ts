@@ -10,6 +10,8 @@ export const LIVE_EVENT_TYPES = [
   'live.channel.error',
   'live.channel.input.connected',
   'live.channel.input.lost',
+  'live.channel.restream.failed',
+  'live.channel.restream.recovered',
 ] as const;
 
 export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];

@@ -1,4 +1,4 @@
-import { createLivePipeline, startRtmpIngest } from '../../media/live/index.ts';
+import { createLivePipeline, createRestreamDestination, startRtmpIngest } from '../../media/live/index.ts';
 
 /** The media layer (`src/media/live/`) as the channel runner uses it; tests may give the runner a stand-in. */
 export type {
@@ -10,12 +10,20 @@ export type {
   LivePipelineStats,
   LiveRendition,
   RtmpIngest,
+  RestreamDestination,
+  RestreamDestinationOptions,
+  RestreamEvent,
+  RestreamSource,
+  RestreamState,
+  RestreamStatus,
   RtmpIngestOptions,
 } from '../../media/live/index.ts';
 
 export interface LiveMedia {
   startRtmpIngest: typeof startRtmpIngest;
   createLivePipeline: typeof createLivePipeline;
+  /** Absent in stand-ins that do not restream. */
+  createRestreamDestination?: typeof createRestreamDestination;
 }
 
-export const liveMedia: LiveMedia = { startRtmpIngest, createLivePipeline };
+export const liveMedia: LiveMedia = { startRtmpIngest, createLivePipeline, createRestreamDestination };

@@ -11,6 +11,7 @@ interface Minute {
   droppedFrames: number;
   segmentsWritten: number;
   ingestConnectedSeconds: number;
+  restreamsActiveSum: number;
 }
 
 /**
@@ -37,12 +38,14 @@ export class MinuteStatsBook {
         droppedFrames: 0,
         segmentsWritten: 0,
         ingestConnectedSeconds: 0,
+        restreamsActiveSum: 0,
       };
       this.minutes.set(key, m);
     }
     // Averages over the minute's samples; a sample without input counts as 0 kb/s and 0 fps (nothing came in).
     m.bitrateSum += s.stats.inputConnected ? s.stats.inputBitrateKbps : 0;
     m.frameRateSum += s.stats.inputConnected ? s.stats.inputFrameRate : 0;
+    m.restreamsActiveSum += run.restreams?.activeCount() ?? 0;
     m.samples += 1;
     m.droppedFrames += s.delta.droppedFrames;
     m.segmentsWritten += s.delta.segmentsWritten;
@@ -64,6 +67,7 @@ export class MinuteStatsBook {
           droppedFrames: m.droppedFrames,
           segmentsWritten: m.segmentsWritten,
           ingestConnectedSeconds: Math.round(m.ingestConnectedSeconds * 1000) / 1000,
+          restreamsActive: m.samples ? m.restreamsActiveSum / m.samples : 0,
         },
       });
       if (m.minute.getTime() < current) this.minutes.delete(key);
@@ -87,6 +91,7 @@ export class MinuteStatsBook {
         droppedFrames: v.droppedFrames ?? 0,
         segmentsWritten: v.segmentsWritten ?? 0,
         ingestConnectedSeconds: v.ingestConnectedSeconds ?? 0,
+        restreamsActiveSum: v.restreamsActive ?? 0,
       });
     }
   }

@@ -82,6 +82,7 @@ const slug = (name: string) =>
 
 export function presentConfiguration(config: Config, row: ChannelRow, showKey: boolean) {
   const video = row.transmissionType !== 'Audio';
+  const running = row.status === 'Starting' || row.status === 'On';
   const highest = video && row.qualities.length ? qualityLabel({ height: Math.max(...row.qualities.map((q) => q.height)) }) : null;
   return {
     id: row.id,
@@ -93,7 +94,11 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
       id: r.id,
       destination: r.destination,
       label: r.label ?? null,
-      rtmpDestinations: r.rtmpDestinations.map((d) => ({ url: d.url, streamKey: MASK })),
+      rtmpDestinations: r.rtmpDestinations.map((d, j) => {
+        // Written by the channel's owner while it runs; a channel that does not run sends nothing.
+        const state = running ? row.restreamStatus[r.id]?.[j] : undefined;
+        return { url: d.url, streamKey: MASK, status: state?.status ?? (running ? 'Connecting' : 'Off'), lastError: state?.lastError ?? null };
+      }),
       protocol: r.protocol,
       hasVerticalOrientation: r.hasVerticalOrientation ?? false,
     })),

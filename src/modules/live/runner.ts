@@ -9,6 +9,7 @@ import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './
 import { liveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
 import { MinuteStatsBook } from './minuteStats.ts';
 import type { ChannelRow } from './present.ts';
+import { ChannelRestreams, type RestreamNotice } from './restreams.ts';
 import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
@@ -27,6 +28,7 @@ type Change =
   | { kind: 'input'; run: ChannelRun; connected: boolean }
   | { kind: 'encoder'; run: ChannelRun; failed: boolean; message?: string }
   | { kind: 'error'; row: ChannelRow; run: ChannelRun; message: string }
+  | { kind: 'restream'; run: ChannelRun; notice: RestreamNotice }
   | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 export interface RunnerOptions {
@@ -134,7 +136,22 @@ export class ChannelRunner {
   }
 
   private launch(row: ChannelRow): void {
-    const run = new ChannelRun(row, this.ctx, this.log.child({ channelId: row.id }));
+    const log = this.log.child({ channelId: row.id });
+    const run = new ChannelRun(row, this.ctx, log);
+    run.restreams = new ChannelRestreams(this.media, {
+      allowPrivate: this.ctx.config.live.restreamAllowPrivate,
+      log: log.child({ component: 'restream' }),
+      onChange: () => {
+        run.restreamsDirty = true;
+        this.poke();
+      },
+      onNotice: (notice) => {
+        if (run.stopping) return;
+        this.changes.push({ kind: 'restream', run, notice });
+        this.poke();
+      },
+    });
+    run.restreams.apply(row.restreams);
     this.runs.set(row.id, run);
     this.byKey.set(run.streamKey, run);
     this.log.info({ channelId: row.id, status: row.status }, 'running live channel');
@@ -162,6 +179,8 @@ export class ChannelRunner {
     run.row = row;
     run.status = row.status;
     run.whitelistCidr = row.input.whitelistCidr;
+    // A PATCH of the restreams: only the destinations that changed start, stop or restart.
+    run.restreams?.apply(row.restreams);
     if (row.streamKey !== run.streamKey) {
       this.byKey.delete(run.streamKey);
       run.streamKey = row.streamKey;
@@ -242,7 +261,9 @@ export class ChannelRunner {
   private connectInput(run: ChannelRun): void {
     const ingest = this.ingest;
     const url = ingest?.inputUrl(run.id);
-    if (ingest && url) run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0 });
+    if (!ingest || !url) return;
+    run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0 });
+    run.restreams?.setSource({ url });
   }
 
   private async ensureIngest(): Promise<RtmpIngest> {
@@ -263,6 +284,7 @@ export class ChannelRunner {
           const run = this.runs.get(channelId);
           if (!run || run.stopping) return;
           run.pipeline?.setInput(null);
+          run.restreams?.setSource(null);
           this.setInputState(run, false);
         },
       })
@@ -292,9 +314,11 @@ export class ChannelRunner {
   private async writeChanges(): Promise<void> {
     const { db } = this.ctx;
     const sweep = Date.now() - this.lastSweep >= ORPHAN_SWEEP_MS;
-    if (!this.changes.length && !sweep) return;
+    const dirty = [...this.runs.values()].filter((r) => r.restreamsDirty && !r.stopping);
+    if (!this.changes.length && !sweep && !dirty.length) return;
     if (sweep) this.lastSweep = Date.now();
     const batch = this.changes.splice(0);
+    for (const r of dirty) r.restreamsDirty = false;
     try {
       await db.transaction(async (tx) => {
         const mine = (id: string) => and(eq(liveChannels.id, id), eq(liveChannels.leaseOwner, this.owner));
@@ -325,10 +349,21 @@ export class ChannelRunner {
                 status: c.run.status,
                 message: c.message ?? 'the encoder failed; restarting it',
               });
+          } else if (c.kind === 'restream') {
+            const n = c.notice;
+            const failed = n.event.type === 'failed';
+            await recordLiveEvent(tx, c.run.tenantId, failed ? 'live.channel.restream.failed' : 'live.channel.restream.recovered', {
+              id: c.run.id,
+              status: c.run.status,
+              restreamId: n.restreamId,
+              destination: n.destination,
+              url: n.url,
+              ...(n.event.type === 'failed' ? { message: n.event.message } : {}),
+            });
           } else if (c.kind === 'error') {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Error', internalStatus: c.message.slice(0, 500), ...release() })
+              .set({ status: 'Error', internalStatus: c.message.slice(0, 500), restreamStatus: {}, ...release() })
               .where(mine(c.row.id))
               .returning({ id: liveChannels.id });
             if (row)
@@ -341,11 +376,14 @@ export class ChannelRunner {
           } else {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Off', internalStatus: null, ...release() })
+              .set({ status: 'Off', internalStatus: null, restreamStatus: {}, ...release() })
               .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
               .returning({ id: liveChannels.id });
             if (row) await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', { id: c.row.id, status: 'Off', previousStatus: 'Stopping' });
           }
+        }
+        for (const r of dirty) {
+          if (r.restreams) await tx.update(liveChannels).set({ restreamStatus: r.restreams.statuses() }).where(mine(r.id));
         }
         for (const row of sweep ? await finishOrphanStops(tx) : []) {
           await recordLiveEvent(tx, row.tenantId, 'live.channel.off', { id: row.id, status: 'Off', previousStatus: 'Stopping' });
@@ -353,6 +391,7 @@ export class ChannelRunner {
       });
     } catch (err) {
       this.changes.unshift(...batch);
+      for (const r of dirty) r.restreamsDirty = true;
       throw err;
     }
     for (const c of batch) if ((c.kind === 'off' || c.kind === 'error') && c.run) this.forget(c.run);

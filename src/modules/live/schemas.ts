@@ -192,7 +192,15 @@ export const Configuration = Type.Object({
       id: Type.String(),
       destination: Type.String(),
       label: Type.Union([Type.String(), Type.Null()]),
-      rtmpDestinations: Type.Array(Type.Object({ url: Type.String(), streamKey: Type.String() })),
+      rtmpDestinations: Type.Array(
+        Type.Object({
+          url: Type.String(),
+          streamKey: Type.String(),
+          /** `Off` (the channel does not run), `WaitingForInput`, `Connecting`, `Active`, `Retrying`. */
+          status: Type.String(),
+          lastError: Type.Union([Type.String(), Type.Null()]),
+        }),
+      ),
       protocol: Type.String(),
       hasVerticalOrientation: Type.Boolean(),
     }),

@@ -14,6 +14,7 @@ export const METRICS = {
   droppedFrames: { description: 'Input frames dropped or duplicated by the encoder to keep real time', unitName: 'frames', unitSymbol: 'frames' },
   segmentsWritten: { description: 'Output segments published (every rendition)', unitName: 'segments', unitSymbol: 'segments' },
   ingestConnectedSeconds: { description: 'Seconds an encoder was connected and sending', unitName: 'seconds', unitSymbol: 's' },
+  restreamsActive: { description: 'Restream destinations sending, averaged over the minute', unitName: 'destinations', unitSymbol: 'destinations' },
   concurrentViewers: { description: 'Distinct players that requested segments in the minute', unitName: 'viewers', unitSymbol: 'viewers' },
 } as const;
 

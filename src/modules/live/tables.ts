@@ -74,6 +74,8 @@ export const liveChannels = pgTable(
     endpoints: jsonb('endpoints').$type<ChannelEndpointRow[]>().notNull(),
     qualities: jsonb('qualities').$type<QualityRow[]>().notNull(),
     restreams: jsonb('restreams').$type<RestreamRow[]>().notNull().default([]),
+    /** What the owner last saw of each restream destination (restream id → states by destination index). */
+    restreamStatus: jsonb('restream_status').$type<Record<string, { status: string; lastError: string | null }[]>>().notNull().default({}),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
     accessPolicyId: uuid('access_policy_id'),
     /**

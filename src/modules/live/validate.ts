@@ -146,7 +146,7 @@ export function normalizeQualities(given: Static<typeof s.Quality>[] | undefined
   return rows;
 }
 
-/** Restreams are validated and stored now; they run with the next issue (docs/decisions/live.md). */
+/** Restreams as stored; the owner of an On channel pushes to each destination (docs/decisions/live.md, "Restreams"). */
 export function normalizeRestreams(given: Static<typeof s.Restreams> | undefined, before: RestreamRow[], p: Problems): RestreamRow[] {
   if (!given) return before;
   const ids = new Set<string>();

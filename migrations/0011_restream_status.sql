@@ -1,0 +1,1 @@
+ALTER TABLE "live_channels" ADD COLUMN "restream_status" jsonb DEFAULT '{}'::jsonb NOT NULL;
