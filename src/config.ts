@@ -56,7 +56,7 @@ export interface Config {
 }
 
 /** Live channels (`src/modules/live`); decisions in docs/decisions/live.md. */
-export interface LiveConfig {
+interface LiveConfig {
   /** The shared RTMP ingest of a live process: address and port (0 = any free port, tests). */
   rtmpHost: string;
   rtmpPort: number;

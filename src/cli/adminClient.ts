@@ -3,7 +3,7 @@ import type * as admin from '../modules/admin/service.ts';
 import { locate } from './locate.ts';
 
 type Tenant = Awaited<ReturnType<typeof admin.getTenant>>;
-export type CreatedTenant = Awaited<ReturnType<typeof admin.createTenant>>;
+type CreatedTenant = Awaited<ReturnType<typeof admin.createTenant>>;
 export interface AdminClient {
   createTenant(name: string): Promise<CreatedTenant>;
   listTenants(): Promise<Tenant[]>;

@@ -12,7 +12,7 @@ import { initPgliteDir } from './pgliteInit.ts';
 /** The query builder; tables are imported where they are used (nothing reads `db.query`), so no schema is attached. */
 export type Db = PgDatabase<PgQueryResultHKT>;
 /** A transaction handle; service functions take `Db | Tx` so they compose inside one transaction. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type Queryable = Db | Tx;
 
 export interface Database {

@@ -6,7 +6,7 @@ import type { Metrics } from '../platform/metrics.ts';
 import { currentRequestId, withRequestId } from '../platform/requestContext.ts';
 
 /** The id of the request that caused a job rides in its payload, under this name, next to the job's own data. */
-export const REQUEST_ID_FIELD = 'requestId';
+const REQUEST_ID_FIELD = 'requestId';
 
 /** A kind of durable job's retry policy: the queue is created with it. */
 export interface JobOptions {

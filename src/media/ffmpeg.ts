@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mediaTools } from '../config.ts';
 
 export const ffmpegPath = (): string => mediaTools().ffmpeg;
-export const ffprobePath = (): string => mediaTools().ffprobe;
+const ffprobePath = (): string => mediaTools().ffprobe;
 
 /** ffmpeg or ffprobe failed; `message` is meant for users (an asset's `errorMessage`), so it names no server paths or signed URLs. */
 export class MediaError extends Error {
@@ -114,7 +114,7 @@ export function redact(text: string, map: Record<string, string> = {}): string {
 }
 
 /** The last distinct lines of ffmpeg's error output, without the `[muxer @ 0x…]` noise, in one line. */
-export function summarize(stderr: string, maxLines = 4): string {
+function summarize(stderr: string, maxLines = 4): string {
   const lines = stderr
     .split(/\r?\n/)
     .map((l) => l.replace(/^\[[^\]]+ @ 0x[0-9a-f]+\]\s*/, '').trim())

@@ -9,4 +9,3 @@ export type FileType = keyof typeof FILE_TYPE_EXTENSIONS;
 
 export const VIDEO_EXTENSIONS: readonly string[] = FILE_TYPE_EXTENSIONS.Video;
 export const AUDIO_EXTENSIONS: readonly string[] = FILE_TYPE_EXTENSIONS.Audio;
-export const MEDIA_EXTENSIONS: readonly string[] = [...VIDEO_EXTENSIONS, ...AUDIO_EXTENSIONS];

@@ -22,7 +22,7 @@ export async function readMediaPlaylist(path: string): Promise<MediaPlaylist> {
 }
 
 /** Peak (the highest segment) and average bit rates of a media playlist, measured on the segment files themselves. */
-export async function measuredBitrates(playlistPath: string): Promise<{ peak: number; average: number; durationS: number }> {
+async function measuredBitrates(playlistPath: string): Promise<{ peak: number; average: number; durationS: number }> {
   const playlist = await readMediaPlaylist(playlistPath);
   let peak = 0;
   let bytes = 0;

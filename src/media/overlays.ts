@@ -119,7 +119,7 @@ function checkInput({ input }: Overlay, at: Report): void {
 }
 
 /** Only http(s): ffmpeg would otherwise read `file:`, `concat:` and other protocols on the server's behalf. */
-export function isHttpUrl(value: unknown): value is string {
+function isHttpUrl(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   try {
     const u = new URL(value);

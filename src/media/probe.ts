@@ -2,7 +2,7 @@ import { MediaError, MediaToolMissingError, redact, runFfprobe } from './ffmpeg.
 import type { FileType } from './fileTypes.ts';
 import { normalizeLanguage } from './languages.ts';
 
-export type TrackType = 'Video' | 'Audio' | 'Caption';
+type TrackType = 'Video' | 'Audio' | 'Caption';
 
 /** One track of a media file, in the spec's TranscodingTrack terms plus what the pipeline needs to plan a ladder. */
 export interface MediaTrack {

@@ -5,8 +5,6 @@ import { planTranscode, type TranscodeRequest } from './plan.ts';
 import { ProgressParser } from './progress.ts';
 
 export type { SourceTrack, TranscodeRequest } from './plan.ts';
-export type { TranscodeEndpoint } from './finish.ts';
-
 export interface TranscodeResult {
   durationMilliseconds: number;
   endpoints: TranscodeEndpoint[];

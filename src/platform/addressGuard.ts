@@ -30,7 +30,7 @@ export function literalBlockedReason(url: URL): string | undefined {
   return isIP(host) ? blockedReason(host) : undefined;
 }
 
-export class BlockedAddressError extends Error {
+class BlockedAddressError extends Error {
   readonly code = 'EADDRBLOCKED';
 }
 
@@ -38,7 +38,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 export type Lookup = (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => void;
 
 /** `localhost` and every name under `.localhost` are loopback (RFC 6761), whatever a resolver says of them. */
-export function isLocalhostName(hostname: string): boolean {
+function isLocalhostName(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || h.endsWith('.localhost');
 }

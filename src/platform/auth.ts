@@ -18,7 +18,7 @@ export interface Principal {
  * Finds who is calling; implemented by the module that owns keys and tokens. `collection` is the route's `listCache`
  * collection ('' for none), whose version comes back in the same round trip.
  */
-export interface Authenticator {
+interface Authenticator {
   byApiKey(keyHash: string, collection: string): Promise<Principal | undefined>;
   byBearerToken(tokenHash: string, collection: string): Promise<Principal | undefined>;
 }
@@ -59,7 +59,7 @@ export interface AuthOptions {
 }
 
 /** The tenant label of a request on `{tenant}.{publicHost}`, or undefined on any other host. */
-export function tenantFromHost(hostHeader: string | undefined, publicHost: string): string | undefined {
+function tenantFromHost(hostHeader: string | undefined, publicHost: string): string | undefined {
   if (!hostHeader) return undefined;
   const host = hostHeader.replace(/:\d+$/, '').toLowerCase();
   const suffix = `.${publicHost.toLowerCase()}`;

@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
  * name, is in it too). Uploads in progress (`uploads/`) and transcoding scratch (`work/`) are not kept: a restored
  * platform sees those uploads expire and takes the transcodes up again.
  */
-export const BACKUP_FORMAT = 1;
+const BACKUP_FORMAT = 1;
 const SECRETS = ['admin-token', 'url-signing-secret'];
 
 export interface BackupSummary {

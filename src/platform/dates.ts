@@ -4,8 +4,8 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
  * The years every date input must fall in, once its offset is applied: PostgreSQL has no year 0 (`0000-...` is out
  * of range), and from year 10000 on `toISOString()` writes `+010000-...`, which PostgreSQL cannot read.
  */
-export const FIRST_YEAR = 1;
-export const LAST_YEAR = 9999;
+const FIRST_YEAR = 1;
+const LAST_YEAR = 9999;
 
 /** The instant `value` names, when JavaScript reads it and PostgreSQL can store it; otherwise undefined. */
 export function storableDate(value: string): Date | undefined {

@@ -23,7 +23,7 @@ interface SchemaNode {
  * used to leave its outputs on disk. Driven by the schema, not the value, so that a user's own string that merely
  * looks like a UUID (a title, an event id) is left as given.
  */
-export function lowercaseUuids(schema: SchemaNode | undefined, value: unknown): unknown {
+function lowercaseUuids(schema: SchemaNode | undefined, value: unknown): unknown {
   if (!schema || value === null || value === undefined) return value;
   if (schema.format === 'uuid' && typeof value === 'string') return value.toLowerCase();
   for (const branch of schema.anyOf ?? schema.oneOf ?? []) value = lowercaseUuids(branch, value);

@@ -6,7 +6,7 @@ import { pino, type LoggerOptions, type Logger as PinoLogger } from 'pino';
  */
 export type Logger = PinoLogger;
 
-export const createLogger = (level: string): Logger => pino({ level, base: { pid: process.pid } });
+const createLogger = (level: string): Logger => pino({ level, base: { pid: process.pid } });
 
 /** What `openPlatform` takes as `logger`: requests unlogged (default), logged, pino options, or a logger made elsewhere (tests). */
 export type LoggerSetting = boolean | LoggerOptions | Logger | undefined;

@@ -5,7 +5,7 @@ import { bearerToken } from './auth.ts';
 import { ApiError } from './errors.ts';
 
 /** Connections of the database pool, when there is one (PostgreSQL). */
-export interface PoolUse {
+interface PoolUse {
   total: number;
   idle: number;
   waiting: number;

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
 /** `list_vod_assets` from "List VOD assets": the spec's own operation names, in the snake case of its module index. */
-export const operationIdOf = (summary: string): string =>
+const operationIdOf = (summary: string): string =>
   summary
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')

@@ -2,7 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { asc, desc as descending, type AnyColumn, type SQL } from 'drizzle-orm';
 import { validationError } from './errors.ts';
 
-export const PAGE_SIZE_MAX = 1000;
+const PAGE_SIZE_MAX = 1000;
 
 /** `limit`/`page`/`sort`/`desc`/`query`, spread into each list operation's querystring schema. */
 export const PagingQuery = {

@@ -98,7 +98,7 @@ interface Visit {
  * its own stack: a body nested thousands deep would overflow the call stack of a recursive one. Paths are built only
  * for the field found, from parent links, so that deep nesting costs linear time and memory.
  */
-export function refusedField(root: unknown, check: Check): FieldError | undefined {
+function refusedField(root: unknown, check: Check): FieldError | undefined {
   const stack: Visit[] = [{ value: root, key: '', parent: undefined }];
   for (let visit = stack.pop(); visit; visit = stack.pop()) {
     const { value, parent } = visit;

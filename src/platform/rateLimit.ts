@@ -24,7 +24,7 @@ interface Count {
 }
 
 /** How often a process adds its requests to the shared counts and reads everyone else's. */
-export const SYNC_MS = 1000;
+const SYNC_MS = 1000;
 
 /**
  * A `@fastify/rate-limit` store shared through PostgreSQL that keeps the database off the request path: each request
@@ -32,7 +32,7 @@ export const SYNC_MS = 1000;
  * total. A tenant spread over n processes can thus exceed its limit by at most what n processes take in one second;
  * one process alone is exact. Windows are fixed and numbered from the epoch, so `Retry-After` is the same everywhere.
  */
-export function sharedStore(db: Db, instances: Set<{ close(): Promise<void> }>) {
+function sharedStore(db: Db, instances: Set<{ close(): Promise<void> }>) {
   return class SharedRateLimitStore {
     private readonly counts = new Map<string, Count>();
     private syncing: Promise<void> | undefined;

@@ -19,7 +19,7 @@ export function withRequestId<T>(requestId: string | undefined, fn: () => T): T 
 
 /** An `X-Request-Id` a client or proxy sent is kept when it is a plain token; anything else gets a fresh id. */
 const GIVEN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 export function requestIdOf(request: { headers: Record<string, string | string[] | undefined> }): string {
   const given = request.headers[REQUEST_ID_HEADER];

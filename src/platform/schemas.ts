@@ -7,12 +7,8 @@ export const DateTime = Type.String({ format: 'date-time' });
 export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 export const Metadata = Type.Record(Type.String(), Type.String(), { description: 'string to string' });
 export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 });
-export const Attribute = Type.String({ pattern: '^[^=\\s][^=]*=.*$', maxLength: 1024, description: 'key=value' });
+const Attribute = Type.String({ pattern: '^[^=\\s][^=]*=.*$', maxLength: 1024, description: 'key=value' });
 export const Attributes = Type.Array(Attribute, { maxItems: 100 });
-/** Event and streaming asset ids. */
-export const ExternalId = Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' });
-
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 
 export const ErrorBody = Type.Object(
   {

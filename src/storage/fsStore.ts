@@ -167,4 +167,4 @@ export class FsObjectStore implements ObjectStore {
   }
 }
 
-export const encodeKey = (key: string): string => key.split('/').map(encodeURIComponent).join('/');
+const encodeKey = (key: string): string => key.split('/').map(encodeURIComponent).join('/');

@@ -10,7 +10,7 @@ import { PartWriter, type PartWriterOptions } from './partWriter.ts';
 export { PartIdleError, PartTooLargeError } from './partWriter.ts';
 
 /** S3 refuses parts above 5 GiB; so does the embedded store, so that one client works against both. */
-export const MAX_PART_SIZE = 5 * 1024 ** 3;
+const MAX_PART_SIZE = 5 * 1024 ** 3;
 
 /**
  * Changes at every boot (Linux). Bytes written and not flushed survive the death of our process (they are in the

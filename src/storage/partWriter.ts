@@ -17,7 +17,7 @@ export const PER_PART = 4;
  * Direct I/O alignment (see the worker): every slot but a part's last is handed over in multiples of this, so that a
  * part that gives a slot back early (see spill) keeps its writes aligned and its MD5 on whole blocks.
  */
-export const BLOCK = 4096;
+const BLOCK = 4096;
 /** How often parts being received are checked for idleness; a part idle for a whole period gives its slot back. */
 const IDLE_CHECK_MS = 100;
 

@@ -18,7 +18,7 @@ export interface RunArgs {
 }
 
 /** `#1a2b3c`, `0x1a2b3c`, `1a2b3c` or a colour name as lavfi's `color` source takes it; anything else is black. */
-export function lavfiColor(color: string): string {
+function lavfiColor(color: string): string {
   const hex = /^(?:#|0x)?([0-9a-f]{6})$/i.exec(color.trim());
   if (hex) return `0x${hex[1]}`;
   return /^[a-z]{3,20}$/i.test(color.trim()) ? color.trim().toLowerCase() : 'black';

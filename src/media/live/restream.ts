@@ -49,22 +49,22 @@ export interface RestreamDestination {
   stop(): Promise<void>;
 }
 
-export const MASKED_KEY = '********';
+const MASKED_KEY = '********';
 /** A destination that has sent for this long is healthy again: its next failure is retried after the first delay. */
 const STABLE_MS = 10_000;
 /** A destination that accepts no data for this long (a blocked TCP window) is restarted. */
 const STALL_MS = 15_000;
 
 /** The destination's URL as ffmpeg is given it: the stream key as the last path element. */
-export function destinationTarget(url: string, streamKey: string): string {
+function destinationTarget(url: string, streamKey: string): string {
   return streamKey ? `${url.replace(/\/+$/, '')}/${streamKey}` : url;
 }
 
 /** The destination's URL as it may be logged or shown: the key masked. */
-export const maskedTarget = (url: string, streamKey: string): string => destinationTarget(url, streamKey ? MASKED_KEY : '');
+const maskedTarget = (url: string, streamKey: string): string => destinationTarget(url, streamKey ? MASKED_KEY : '');
 
 /** ffmpeg's arguments: no decode, no encode; the FLV muxer's seek-back for duration/size is off (a live socket). */
-export function restreamArgs(source: RestreamSource, target: string): string[] {
+function restreamArgs(source: RestreamSource, target: string): string[] {
   return [
     '-progress',
     'pipe:1',

@@ -13,7 +13,7 @@ import { isRoleType } from '../../platform/roles.ts';
 import { createApiKey } from '../core/service.ts';
 import { oauthClients, oauthTokens } from './tables.ts';
 
-export const TENANT_STATUSES = ['Active', 'Blocked', 'Deleted', 'SettingUp', 'Error'] as const;
+const TENANT_STATUSES = ['Active', 'Blocked', 'Deleted', 'SettingUp', 'Error'] as const;
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 type TenantRow = typeof tenants.$inferSelect;

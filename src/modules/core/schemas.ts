@@ -14,7 +14,7 @@ export const TenantStatus = Type.Object({
 
 export const ApiKeyParams = Type.Object({ id: Uuid });
 export const ApiKeyListQuery = Type.Object({ ...PagingQuery });
-export const ApiKeyListItem = Type.Object({
+const ApiKeyListItem = Type.Object({
   id: Type.String(),
   name: Type.String(),
   roleName: Type.String(),

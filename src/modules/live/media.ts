@@ -14,7 +14,6 @@ export type {
   RestreamDestinationOptions,
   RestreamEvent,
   RestreamSource,
-  RestreamState,
   RestreamStatus,
   RtmpIngestOptions,
 } from '../../media/live/index.ts';

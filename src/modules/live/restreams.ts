@@ -3,7 +3,7 @@ import type { LiveMedia, RestreamDestination, RestreamEvent, RestreamSource, Res
 import type { RestreamRow } from './tables.ts';
 
 /** What the configuration read model shows per destination (`restreams[].rtmpDestinations[]`). */
-export interface DestinationStatusRow {
+interface DestinationStatusRow {
   status: RestreamStatus;
   lastError: string | null;
 }

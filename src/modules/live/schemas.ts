@@ -6,15 +6,15 @@ import { DateTime, Metadata, Timestamp, Uuid } from '../../platform/schemas.ts';
 const Str = (maxLength = 256) => Type.String({ maxLength });
 const Enum = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values], description: values.join(', ') });
 
-export const REDUNDANCY = ['SingleInput', 'DoubleInput'] as const;
-export const LATENCY = ['NormalLatency', 'ReducedLatency'] as const;
-export const ACTIVATION_MODE = ['EventBased', 'Manual'] as const;
-export const TRANSMISSION_TYPE = ['Video', 'Audio'] as const;
-export const ENVIRONMENT = ['ManagedLive', 'ManagedLiveAnywhere'] as const;
-export const PACKAGING_VERSION = ['V1', 'V2'] as const;
-export const INPUT_LOSS_TYPE = ['COLOR', 'SLATE'] as const;
+const REDUNDANCY = ['SingleInput', 'DoubleInput'] as const;
+const LATENCY = ['NormalLatency', 'ReducedLatency'] as const;
+const ACTIVATION_MODE = ['EventBased', 'Manual'] as const;
+const TRANSMISSION_TYPE = ['Video', 'Audio'] as const;
+const ENVIRONMENT = ['ManagedLive', 'ManagedLiveAnywhere'] as const;
+const PACKAGING_VERSION = ['V1', 'V2'] as const;
+const INPUT_LOSS_TYPE = ['COLOR', 'SLATE'] as const;
 /** Plain HLS and DASH are ours; the spec's DRM examples are accepted by name and refused until DRM exists. */
-export const ENDPOINT_TYPES = ['Hls', 'Dash', 'HlsDrm', 'DashDrm'] as const;
+const ENDPOINT_TYPES = ['Hls', 'Dash', 'HlsDrm', 'DashDrm'] as const;
 
 export const Mp4Source = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 4096 }),
@@ -54,7 +54,7 @@ export const Quality = Type.Object({
   frameRate: Type.Optional(Type.Number({ minimum: 1, maximum: 60 })),
 });
 
-export const Restream = Type.Object({
+const Restream = Type.Object({
   protocol: Enum(['RTMP'] as const),
   id: Type.String({ minLength: 1, maxLength: 128 }),
   destination: Type.String({ minLength: 1, maxLength: 256 }),
@@ -100,7 +100,7 @@ export const ChannelPatch = Type.Object({
   ...Common,
 });
 
-export const EndpointInfo = Type.Object({
+const EndpointInfo = Type.Object({
   id: Type.String(),
   accessType: Type.String(),
   format: Type.String(),

@@ -23,7 +23,7 @@ type PatchBody = Static<typeof s.ChannelPatch>;
 type ListQuery = Static<typeof s.ChannelListQuery>;
 
 /** 32 characters of base64url: 192 random bits, unguessable, safe in an RTMP URL path. */
-export const newStreamKey = (): string => randomBytes(24).toString('base64url');
+const newStreamKey = (): string => randomBytes(24).toString('base64url');
 
 /** Records a live event in the transaction that makes the change (the outbox). */
 export const recordLiveEvent = (tx: Queryable, tenantId: string, type: LiveEventType, data: { id: string } & Record<string, unknown>) =>
@@ -217,7 +217,7 @@ export async function stopChannel(ctx: PlatformContext, tenantId: string, id: st
 }
 
 /** A status change and its event, in the caller's transaction. */
-export async function setStatus(
+async function setStatus(
   tx: Queryable,
   row: Pick<ChannelRow, 'id' | 'tenantId' | 'status'>,
   status: ChannelStatus,

@@ -8,7 +8,7 @@ import { channelRow } from './service.ts';
 import { liveChannelStats } from './tables.ts';
 
 /** The metrics a channel's owner records once per minute; the spec's `metrics` object is keyed by `id`. */
-export const METRICS = {
+const METRICS = {
   inputBitrate: { description: 'Bitrate of the ingested input, averaged over the minute', unitName: 'kilobits per second', unitSymbol: 'kb/s' },
   inputFrameRate: { description: 'Frame rate of the ingested input, averaged over the minute', unitName: 'frames per second', unitSymbol: 'fps' },
   droppedFrames: { description: 'Input frames dropped or duplicated by the encoder to keep real time', unitName: 'frames', unitSymbol: 'frames' },
@@ -18,7 +18,7 @@ export const METRICS = {
   concurrentViewers: { description: 'Distinct players that requested segments in the minute', unitName: 'viewers', unitSymbol: 'viewers' },
 } as const;
 
-export type MetricId = keyof typeof METRICS;
+type MetricId = keyof typeof METRICS;
 
 export interface MinuteStats {
   channelId: string;

@@ -7,7 +7,7 @@ export const setBoundRtmpPort = (port: number | undefined): void => {
 };
 
 /** Where encoders push, before `/<streamKey>`: MEDIAPLANE_RTMP_PUBLIC_URL, or the public host on the RTMP port. */
-export function rtmpBaseUrl(config: Config): string {
+function rtmpBaseUrl(config: Config): string {
   if (config.live.rtmpPublicUrl) return config.live.rtmpPublicUrl;
   const port = config.live.rtmpPort || boundRtmpPort || 1935;
   const host = config.publicUrl.hostname; // WHATWG keeps the brackets of an IPv6 literal

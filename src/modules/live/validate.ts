@@ -8,8 +8,8 @@ import type { ChannelEndpointRow, InputLossRow, InputRow, Mp4SourceRow, QualityR
 /** Shown instead of a stored secret (mp4Sources passwords, restream stream keys); sent back, it keeps the secret. */
 export const MASK = '********';
 
-export const INPUT_TYPES = ['RTMP_PUSH', 'MP4_FILE'] as const;
-export const INPUT_PROTOCOLS = ['RTMP'] as const;
+const INPUT_TYPES = ['RTMP_PUSH', 'MP4_FILE'] as const;
+const INPUT_PROTOCOLS = ['RTMP'] as const;
 
 /** Collects the problems of one body, so that one answer names them all. */
 export class Problems {
@@ -41,7 +41,7 @@ const isRtmpUrl = (raw: string) => {
 };
 
 /** `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128). */
-export function parseCidr(raw: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
+function parseCidr(raw: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
   try {
     return raw.includes('/')
       ? ipaddr.parseCIDR(raw)

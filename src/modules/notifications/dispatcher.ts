@@ -37,7 +37,7 @@ const HOT_PERIOD_MS = NOTIFY_INTERVAL_MS * 5;
  * in order per webhook (one process holds a webhook's lease while it sends). Woken by LISTEN/NOTIFY when events
  * commit, and by a poll for retries that come due and in case a notification was missed.
  */
-export class WebhookDispatcher {
+class WebhookDispatcher {
   private readonly owner = newId();
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Per tenant, until when they may be used: dropped on a rotation's notification, else re-read every SECRET_TTL_MS. */

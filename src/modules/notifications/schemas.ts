@@ -76,7 +76,7 @@ const Payload = Type.Object({
   data: Type.Object({ id: Type.String() }, { additionalProperties: true }),
 });
 
-export const WebhookEvent = Type.Object({
+const WebhookEvent = Type.Object({
   id: Type.String({ description: 'the event id, as delivered' }),
   webhookId: Type.String(),
   lastSendAttempt: NullableTimestamp,

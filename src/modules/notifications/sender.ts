@@ -4,7 +4,7 @@ import { literalBlockedReason } from '../../platform/addressGuard.ts';
 import { addressGuard, ALLOW_PRIVATE_SETTING, openLookup } from './urlPolicy.ts';
 
 /** Kept of a receiver's answer in the event log. */
-export const RESPONSE_CONTENT_MAX = 1024;
+const RESPONSE_CONTENT_MAX = 1024;
 /** Read of an answer at most; a longer one is cut off (and its connection dropped). */
 const RESPONSE_READ_MAX = 64 * 1024;
 

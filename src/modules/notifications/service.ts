@@ -16,7 +16,7 @@ import { webhookDeliveries, webhooks } from './tables.ts';
 import { checkWebhookUrl } from './urlPolicy.ts';
 
 /** Each webhook costs the dispatcher a look on every pass; a bound keeps one tenant from slowing everyone. */
-export const WEBHOOKS_PER_TENANT_MAX = 100;
+const WEBHOOKS_PER_TENANT_MAX = 100;
 
 export interface WebhookWrite {
   name?: string;

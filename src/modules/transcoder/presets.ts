@@ -1,7 +1,7 @@
 import { AUDIO_EXTENSIONS, VIDEO_EXTENSIONS } from '../../media/fileTypes.ts';
 import type { Preset, Rendition } from '../../media/preset.ts';
 
-export type { Packaging, Preset, Rendition } from '../../media/preset.ts';
+export type { Preset, Rendition } from '../../media/preset.ts';
 
 const r = (name: string, width: number, height: number, kbps: number, profile: Rendition['profile'] = 'high'): Rendition => ({
   name,

@@ -7,7 +7,7 @@ export const PresetListQuery = Type.Object({
   mediaType: Type.Optional(Type.String({ maxLength: 32, description: 'video or audio (case-insensitive)' })),
 });
 
-export const TranscodingPreset = Type.Object({
+const TranscodingPreset = Type.Object({
   id: Type.String(),
   name: Type.String(),
   description: Type.String(),

@@ -2,7 +2,7 @@ import { oneOf } from '../../platform/filters.ts';
 import { pageArray, type PageRequest } from '../../platform/paging.ts';
 import { PRESETS, type Preset } from './presets.ts';
 
-export const presentPreset = (p: Preset) => ({
+const presentPreset = (p: Preset) => ({
   id: p.id,
   name: p.name,
   description: p.description,

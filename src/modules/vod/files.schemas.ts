@@ -44,7 +44,7 @@ export const CancelBody = Type.Object({
   delete: Type.Optional(Type.Boolean({ default: false, description: 'true deletes the file at once; false (or no body) marks it Error' })),
 });
 
-export const TranscodingTrack = Type.Object({
+const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String() }),
   type: Type.String({ description: 'Video, Audio or Caption' }),
   language: Type.Optional(Type.String()),

@@ -66,7 +66,7 @@ export const toTranscodingTrack = (t: MediaTrack) => ({
   name: t.name,
 });
 
-export function presentFile(ctx: PlatformContext, row: FileRow) {
+function presentFile(ctx: PlatformContext, row: FileRow) {
   return {
     id: row.id,
     tenantId: row.tenantId,

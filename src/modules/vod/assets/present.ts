@@ -3,7 +3,7 @@ import type { vodAssets, vodOutputs } from './tables.ts';
 type AssetRow = typeof vodAssets.$inferSelect;
 type OutputRow = typeof vodOutputs.$inferSelect;
 
-export function presentOutput(o: OutputRow) {
+function presentOutput(o: OutputRow) {
   return {
     id: o.id,
     status: o.status,

@@ -6,9 +6,9 @@ import { vodOutputs } from './tables.ts';
 /** The output row's `progressPercent` is written at most this often (polling clients read it). */
 const WRITE_INTERVAL_MS = 500;
 /** `vod.output.progress` is sent when the progress reaches a new whole step of this many percent... */
-export const PROGRESS_EVENT_STEP = 10;
+const PROGRESS_EVENT_STEP = 10;
 /** ...and at most once per this many milliseconds per output, so that a receiver is never flooded (docs/decisions). */
-export const PROGRESS_EVENT_INTERVAL_MS = 5_000;
+const PROGRESS_EVENT_INTERVAL_MS = 5_000;
 
 export interface ProgressWriter {
   /** ffmpeg's progress in percent: written to the output row, and sent as an event on a new step. */

@@ -3,20 +3,20 @@ import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform
 import { Paged, PagingQuery } from '../../../platform/paging.ts';
 import { Attributes, DateTime, Metadata, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
 
-export const TranscodingTrack = Type.Object({
+const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String({ minLength: 1, maxLength: 64 }) }),
   type: Type.String({ description: 'Video, Audio or Caption (Captions accepted)' }),
   language: Type.Optional(Type.String({ maxLength: 64 })),
   name: Type.Optional(Type.String({ maxLength: 256 })),
 });
 
-export const VodSource = Type.Object({
+const VodSource = Type.Object({
   fileId: Type.String({ minLength: 1, maxLength: 64 }),
   transcodingTracks: Type.Optional(Type.Array(TranscodingTrack, { maxItems: 64 })),
   fileTypesFlag: Type.Optional(Type.String()),
 });
 
-export const Overlay = Type.Object({
+const Overlay = Type.Object({
   startTime: Type.String({ minLength: 1, maxLength: 32, description: 'start in milliseconds' }),
   duration: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'milliseconds' }),
   input: Type.Optional(
@@ -51,7 +51,7 @@ export const VodAssetCreate = Type.Object({
   distributionInfo: Type.Optional(Type.Object({ accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])) })),
 });
 
-export const EndpointInfo = Type.Object({
+const EndpointInfo = Type.Object({
   id: Type.String(),
   accessType: Type.String(),
   format: Type.String(),
@@ -64,7 +64,7 @@ export const EndpointInfo = Type.Object({
   hasVerticalOrientation: Type.Boolean(),
 });
 
-export const EntityTranscodingOutput = Type.Object({
+const EntityTranscodingOutput = Type.Object({
   id: Type.String(),
   status: Type.String(),
   preset: Type.String(),
@@ -96,7 +96,7 @@ export const VodAsset = Type.Object({
   sourceFileExtension: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const VodAssetSummary = Type.Object({
+const VodAssetSummary = Type.Object({
   id: Type.String(),
   preset: Type.String(),
   title: Type.Union([Type.String(), Type.Null()]),

@@ -32,7 +32,7 @@ function requirePreset(id: string, field: string) {
 }
 
 /** The statuses of assets and outputs (the spec's AssetStatus, as VOD uses it). */
-export const ASSET_STATUSES = ['Pending', 'Processing', 'Available', 'Error'] as const;
+const ASSET_STATUSES = ['Pending', 'Processing', 'Available', 'Error'] as const;
 
 function checkOverlays(overlays: OverlayRow[] | undefined, field: string, preset: { id: string; noTranscoding: boolean }): OverlayRow[] {
   // A preset that copies the streams (remux) draws nothing: overlays on it would be dropped without a word.

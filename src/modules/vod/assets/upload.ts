@@ -5,7 +5,7 @@ import type { Preset } from '../../transcoder/service.ts';
 import type { EndpointRow } from './tables.ts';
 
 /** Where a player fetches an output's files: served by the platform from the object store (see delivery.ts). */
-export const mediaUrl = (ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, path: string) =>
+const mediaUrl = (ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, path: string) =>
   `${ctx.config.publicUrl.origin}/media/vod/${tenantId}/${assetId}/${outputId}/${path}`;
 
 /** Uploads an output directory under `prefix` (segments first, manifests last) and describes its endpoints. */
