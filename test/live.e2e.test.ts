@@ -178,6 +178,9 @@ describeEachDb('Live channel end to end', (kind) => {
     const stats = await until(metrics, (m) => sum(m.inputBitrate) > 0 && sum(m.ingestConnectedSeconds) > 0, { timeoutMs: 30_000, everyMs: 500 });
     expect(sum(stats.segmentsWritten)).toBeGreaterThan(0);
     expect(sum(stats.inputFrameRate)).toBeGreaterThan(0);
+    // The operator sees the channel on air in /metrics.
+    const scrape = async () => (await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer live-token' } })).text();
+    expect(await scrape()).toMatch(/^mediaplane_live_channels\{input="connected"\} 1$/m);
 
     // kill -9 of the process that runs the channel; the encoder loses its connection, as it would in production.
     server.kill('SIGKILL');

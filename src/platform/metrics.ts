@@ -36,6 +36,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Set by the live runner after each pass: the channels this process runs, by whether their encoder is connected. */
+  private readonly liveChannels = new Gauge({
+    name: 'mediaplane_live_channels',
+    help: 'Live channels this process runs, by input: connected (the encoder is on air) or lost (the input-loss slate or colour plays)',
+    labelNames: ['input'] as const,
+    registers: [this.registry],
+  });
+
   readonly jobsRun = new Counter({
     name: 'mediaplane_jobs_run_total',
     help: 'Jobs this process ran, by queue and outcome (completed or failed; a failed job may be retried)',
@@ -115,6 +123,11 @@ export class Metrics {
   /** What is read at scrape time; given once the database and queue are open. */
   readFrom(sources: MetricsSources): void {
     this.sources = sources;
+  }
+
+  setLiveChannels(connected: number, lost: number): void {
+    this.liveChannels.set({ input: 'connected' }, connected);
+    this.liveChannels.set({ input: 'lost' }, lost);
   }
 
   /** One finished HTTP request; `route` is the route's pattern (`/vod/v1/assets/:id`), never the raw URL. */

@@ -131,7 +131,12 @@ export class ChannelRunner {
     const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size);
     for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
     await this.writeChanges();
-    for (const run of this.runs.values()) this.book.sample(run);
+    let connected = 0;
+    for (const run of this.runs.values()) {
+      this.book.sample(run);
+      if (run.inputConnected) connected++;
+    }
+    this.ctx.metrics.setLiveChannels(connected, this.runs.size - connected);
     if (Date.now() - this.lastFlush >= STATS_FLUSH_MS) await this.flushStats();
   }
 
