@@ -262,7 +262,7 @@ export class ChannelRunner {
     const ingest = this.ingest;
     const url = ingest?.inputUrl(run.id);
     if (!ingest || !url) return;
-    run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0 });
+    run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0, framesReceived: () => ingest.framesReceived(run.id) ?? 0 });
     run.restreams?.setSource({ url });
   }
 
