@@ -453,6 +453,25 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
+  it('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
+    const garbage = await serve(() => ({ type: 'image/png', body: Buffer.from('not a picture at all') }));
+    p.ctx.config.fetchAllowPrivate = true;
+    runner('live-stuck');
+    try {
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${garbage.url}/slate.png` } } });
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      await waitFor(async () => encoderPids(channelDir(id)), (pids) => pids.length === 1, 30_000, 50);
+      expect(await status(id)).toBe('Starting');
+      await t.call('POST', `/live/v1/channels/${id}/stop`);
+      await waitStatus(id, 'Off');
+      expect(encoderPids(channelDir(id))).toEqual([]);
+      expect(await eventTypes(id)).not.toContain('live.channel.on');
+    } finally {
+      p.ctx.config.fetchAllowPrivate = false;
+      await garbage.close();
+    }
+  });
+
   it('another live process takes over a channel whose owner gave it back or died, and it stays On', async () => {
     const ra = runner('live-one');
     const id = await create();
