@@ -31,15 +31,49 @@ function encoder(url: string, seconds = 600): { child: ChildProcess; exited: Pro
   const child = spawn(
     'ffmpeg',
     [
-      '-hide_banner', '-nostdin', '-loglevel', 'error',
-      '-re', '-f', 'lavfi', '-i', `testsrc2=size=256x144:rate=${PUSH_FPS}`,
-      '-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
-      '-t', String(seconds),
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', String(PUSH_FPS), '-pix_fmt', 'yuv420p',
-      '-b:v', `${PUSH_VIDEO_KBPS}k`, '-minrate', `${PUSH_VIDEO_KBPS}k`, '-maxrate', `${PUSH_VIDEO_KBPS}k`, '-bufsize', `${PUSH_VIDEO_KBPS / 2}k`,
-      '-x264-params', 'nal-hrd=cbr',
-      '-c:a', 'aac', '-b:a', `${PUSH_AUDIO_KBPS}k`,
-      '-f', 'flv', url,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=256x144:rate=${PUSH_FPS}`,
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      String(PUSH_FPS),
+      '-pix_fmt',
+      'yuv420p',
+      '-b:v',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-minrate',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-maxrate',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-bufsize',
+      `${PUSH_VIDEO_KBPS / 2}k`,
+      '-x264-params',
+      'nal-hrd=cbr',
+      '-c:a',
+      'aac',
+      '-b:a',
+      `${PUSH_AUDIO_KBPS}k`,
+      '-f',
+      'flv',
+      url,
     ],
     { stdio: 'ignore' },
   );
@@ -89,7 +123,9 @@ async function serve(answer: (req: IncomingMessage) => { type: string; body: Buf
       if (range) {
         const start = Number(range[1]);
         const end = range[2] ? Number(range[2]) : a.body.length - 1;
-        res.writeHead(206, { 'content-type': a.type, 'content-range': `bytes ${start}-${end}/${a.body.length}`, 'accept-ranges': 'bytes' }).end(a.body.subarray(start, end + 1));
+        res
+          .writeHead(206, { 'content-type': a.type, 'content-range': `bytes ${start}-${end}/${a.body.length}`, 'accept-ranges': 'bytes' })
+          .end(a.body.subarray(start, end + 1));
       } else res.writeHead(200, { 'content-type': a.type, 'accept-ranges': 'bytes' }).end(a.body);
       answered++;
     };
@@ -129,7 +165,20 @@ describeEachDb('Live channel runner', (kind) => {
       }),
       // A red slate picture, and a 2 s clip of tone for a pulled audio input.
       runFfmpeg(['-f', 'lavfi', '-i', 'color=c=red:s=64x36', '-frames:v', '1', '-y', join(media, 'slate.png')]),
-      runFfmpeg(['-f', 'lavfi', '-i', 'sine=frequency=330:sample_rate=48000:duration=2', '-c:a', 'aac', '-b:a', '32k', '-movflags', '+faststart', '-y', join(media, 'tone.mp4')]),
+      runFfmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=330:sample_rate=48000:duration=2',
+        '-c:a',
+        'aac',
+        '-b:a',
+        '32k',
+        '-movflags',
+        '+faststart',
+        '-y',
+        join(media, 'tone.mp4'),
+      ]),
     ]);
     p = platform;
     png = readFileSync(join(media, 'slate.png'));
@@ -160,12 +209,24 @@ describeEachDb('Live channel runner', (kind) => {
   };
   const channel = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}`)).body;
   const status = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status;
-  const waitStatus = (id: string, wanted: string) => until(() => status(id), (s) => s === wanted, { timeoutMs: 60_000, everyMs: 50 });
+  const waitStatus = (id: string, wanted: string) =>
+    until(
+      () => status(id),
+      (s) => s === wanted,
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
   const eventsOf = async (id: string) =>
-    (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter((e) => (e.data as any).id === id);
+    (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter(
+      (e) => (e.data as any).id === id,
+    );
   const eventTypes = async (id: string) => (await eventsOf(id)).map((e) => e.type);
   const count = async (id: string, type: string) => (await eventTypes(id)).filter((e) => e === type).length;
-  const waitEvents = (id: string, type: string, n: number) => until(() => count(id, type), (c) => c >= n, { timeoutMs: 60_000, everyMs: 50 });
+  const waitEvents = (id: string, type: string, n: number) =>
+    until(
+      () => count(id, type),
+      (c) => c >= n,
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
   const create = async (body: object = {}) => {
     const res = await t.json('POST', '/live/v1/channels', {
       name: 'runner',
@@ -179,7 +240,8 @@ describeEachDb('Live channel runner', (kind) => {
   const lease = async (id: string) => (await p.ctx.db.select({ owner: liveChannels.leaseOwner }).from(liveChannels).where(eq(liveChannels.id, id)))[0]?.owner;
   const channelDir = (id: string) => join(p.config.live.workDir, id);
   const storeDir = (id: string) => join(p.config.dataDir, 'objects', 'tenants', t.id, 'live', id);
-  const ingestUrl = async (id: string) => ((await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string).replace('//localhost:', '//127.0.0.1:');
+  const ingestUrl = async (id: string) =>
+    ((await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string).replace('//localhost:', '//127.0.0.1:');
   const keyOf = (url: string) => url.split('/').pop()!;
   const media404 = (id: string, file: string) => `${p.baseUrl}/media/live/${t.id}/${id}/${file}`;
   /** The first frame of the newest published segment of `rendition`, fetched as a player would, decoded. */
@@ -195,7 +257,8 @@ describeEachDb('Live channel runner', (kind) => {
     return framePixels(dir, init.replace('/', '_'), segment.replace('/', '_'));
   };
   /** Statistics as the API gives them, per minute. */
-  const minuteStats = async (id: string, fn: 'Sum' | 'Avg') => (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=${fn}`)).body.metrics;
+  const minuteStats = async (id: string, fn: 'Sum' | 'Avg') =>
+    (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=${fn}`)).body.metrics;
   const total = (m: { data: { value: number }[] }) => m.data.reduce((a, d) => a + d.value, 0);
 
   it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop', async () => {
@@ -230,19 +293,39 @@ describeEachDb('Live channel runner', (kind) => {
     const [slateRun] = encoderPids(channelDir(id));
     expect(slateRun).toBeGreaterThan(0);
     process.kill(slateRun!, 'SIGKILL');
-    await until(() => channel(id), (c) => /^EncoderFailed: .*SIGKILL/.test(c.internalStatus ?? ''), { timeoutMs: 30_000, everyMs: 20 });
+    await until(
+      () => channel(id),
+      (c) => /^EncoderFailed: .*SIGKILL/.test(c.internalStatus ?? ''),
+      { timeoutMs: 30_000, everyMs: 20 },
+    );
     expect(await status(id)).toBe('On');
-    await until(() => channel(id), (c) => c.internalStatus === 'InputLost', { timeoutMs: 30_000, everyMs: 50 });
-    await until(async () => encoderPids(channelDir(id)), (pids) => pids.length === 1 && pids[0] !== slateRun, { timeoutMs: 30_000, everyMs: 50 });
+    await until(
+      () => channel(id),
+      (c) => c.internalStatus === 'InputLost',
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
+    await until(
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 1 && pids[0] !== slateRun,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
 
     // The whitelist now holds this machine: the runner applies the PATCH at its next pass.
     expect((await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '127.0.0.0/8' } })).status).toBe(200);
-    await until(async () => r.authorize(key, '127.0.0.1'), (v) => 'channelId' in v, { timeoutMs: 10_000, everyMs: 20 });
+    await until(
+      async () => r.authorize(key, '127.0.0.1'),
+      (v) => 'channelId' in v,
+      { timeoutMs: 10_000, everyMs: 20 },
+    );
     let live = push(url);
     await waitEvents(id, 'live.channel.input.connected', 1);
     expect((await channel(id)).internalStatus).toBe('InputConnected');
     // The players get testsrc2's picture, not a flat colour.
-    await until(() => latestPicture(id, '144p'), (px) => px.spread > 100, { timeoutMs: 30_000, everyMs: 100 });
+    await until(
+      () => latestPicture(id, '144p'),
+      (px) => px.spread > 100,
+      { timeoutMs: 30_000, everyMs: 100 },
+    );
 
     // The live run crashes: an error event, the input lost, then the pipeline reads the ingest again by itself.
     const [liveRun] = encoderPids(channelDir(id));
@@ -250,7 +333,11 @@ describeEachDb('Live channel runner', (kind) => {
     await waitEvents(id, 'live.channel.error', 2);
     await waitEvents(id, 'live.channel.input.lost', 1);
     await waitEvents(id, 'live.channel.input.connected', 2);
-    await until(() => channel(id), (c) => c.internalStatus === 'InputConnected', { timeoutMs: 30_000, everyMs: 50 });
+    await until(
+      () => channel(id),
+      (c) => c.internalStatus === 'InputConnected',
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     const crash = (await eventsOf(id)).filter((e) => e.type === 'live.channel.error').at(-1)!;
     expect(crash.data).toMatchObject({ id, status: 'On', message: expect.stringMatching(/SIGKILL/) });
     expect(JSON.stringify(crash.data)).not.toContain(key);
@@ -263,7 +350,10 @@ describeEachDb('Live channel runner', (kind) => {
     // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
     live = push(url);
     await waitEvents(id, 'live.channel.input.connected', 3);
-    const rotatedUrl = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.replace('//localhost:', '//127.0.0.1:');
+    const rotatedUrl = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.replace(
+      '//localhost:',
+      '//127.0.0.1:',
+    );
     const rotated = keyOf(rotatedUrl);
     expect(rotated).not.toBe(key);
     expect(await live.exited).not.toBe(0);
@@ -346,7 +436,10 @@ describeEachDb('Live channel runner', (kind) => {
     const source = await serve((req) => (req.headers.authorization === credentials ? { type: 'video/mp4', body: mp4 } : 'unauthorized'));
     runner('live-audio');
     try {
-      const id = await create({ transmissionType: 'Audio', input: { type: 'MP4_FILE', mp4Sources: [{ url: `${source.url}/loop.mp4`, username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } } });
+      const id = await create({
+        transmissionType: 'Audio',
+        input: { type: 'MP4_FILE', mp4Sources: [{ url: `${source.url}/loop.mp4`, username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } },
+      });
       await t.call('POST', `/live/v1/channels/${id}/start`);
       // 127.0.0.1 is a loopback address: the address guard refuses it unless MEDIAPLANE_FETCH_ALLOW_PRIVATE is set.
       await waitStatus(id, 'Error');
@@ -361,7 +454,11 @@ describeEachDb('Live channel runner', (kind) => {
         // The 2 s clip plays as the live input, read again from the start as it ends: looped.
         await waitEvents(id, 'live.channel.input.connected', 1);
         const served = () => source.requests.filter((r) => r.headers.authorization === credentials).length;
-        await until(async () => served(), (n) => n >= 3, { timeoutMs: 60_000, everyMs: 50 });
+        await until(
+          async () => served(),
+          (n) => n >= 3,
+          { timeoutMs: 60_000, everyMs: 50 },
+        );
       } finally {
         p.ctx.config.fetchAllowPrivate = false;
       }
@@ -437,7 +534,11 @@ describeEachDb('Live channel runner', (kind) => {
     try {
       const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${slow.url}/slate.png` } } });
       await t.call('POST', `/live/v1/channels/${id}/start`);
-      await until(async () => slow.requests.length, (n) => n === 1, { timeoutMs: 10_000, everyMs: 20 });
+      await until(
+        async () => slow.requests.length,
+        (n) => n === 1,
+        { timeoutMs: 10_000, everyMs: 20 },
+      );
       expect(await lease(id)).toBe('live-slow');
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
@@ -460,7 +561,11 @@ describeEachDb('Live channel runner', (kind) => {
     try {
       const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${garbage.url}/slate.png` } } });
       await t.call('POST', `/live/v1/channels/${id}/start`);
-      await waitFor(async () => encoderPids(channelDir(id)), (pids) => pids.length === 1, 30_000, 50);
+      await until(
+        async () => encoderPids(channelDir(id)),
+        (pids) => pids.length === 1,
+        { timeoutMs: 30_000, everyMs: 50 },
+      );
       expect(await status(id)).toBe('Starting');
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
@@ -486,7 +591,11 @@ describeEachDb('Live channel runner', (kind) => {
     expect(encoderPids(channelDir(id))).toEqual([]);
     expect(await lease(id)).toBeNull();
     runner('live-two');
-    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => lease(id),
+      (o) => o === 'live-two',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     const playlist = async () => (await fetch(media404(id, '144p.m3u8'))).text();
     const before = await playlist();
     // Its encoder publishes: the playlist moves on.
@@ -497,9 +606,17 @@ describeEachDb('Live channel runner', (kind) => {
     // An owner that died leaves its lease to run out; then a live process takes the channel.
     const dead = new Date(Date.now() - 1000);
     await p.ctx.db.update(liveChannels).set({ leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
-    await until(() => lease(id), (o) => o === 'live-two', { timeoutMs: 10_000, everyMs: 50 });
+    await until(
+      () => lease(id),
+      (o) => o === 'live-two',
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
     // It stopped the run it no longer held and started a new one.
-    await until(async () => encoderPids(channelDir(id)), (pids) => pids.length === 1 && pids[0] !== second, { timeoutMs: 30_000, everyMs: 50 });
+    await until(
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 1 && pids[0] !== second,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     expect(await status(id)).toBe('On');
     expect((await eventTypes(id)).filter((e) => e === 'live.channel.on')).toHaveLength(1);
 
@@ -507,7 +624,11 @@ describeEachDb('Live channel runner', (kind) => {
     await p.ctx.db.update(liveChannels).set({ status: 'Stopping', leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
     await waitStatus(id, 'Off');
     expect((await eventTypes(id)).at(-1)).toBe('live.channel.off');
-    await until(async () => encoderPids(channelDir(id)), (pids) => pids.length === 0, { timeoutMs: 30_000, everyMs: 50 });
+    await until(
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 0,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     expect(await lease(id)).toBeNull();
   });
 });
