@@ -1,30 +1,20 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
-import { and, eq } from "drizzle-orm";
-import { release } from "../../db/lease.ts";
-import type { Logger } from "../../platform/logger.ts";
-import type { PlatformContext } from "../../context.ts";
-import { ChannelRun } from "./channelRun.ts";
-import {
-	claimChannels,
-	finishOrphanStops,
-	releaseLeases,
-	renewLeases,
-} from "./lease.ts";
-import {
-	liveMedia,
-	type LiveMedia,
-	type LivePipelineEvent,
-	type RtmpIngest,
-} from "./media.ts";
-import { MinuteStatsBook } from "./minuteStats.ts";
-import type { ChannelRow } from "./present.ts";
-import { ChannelRestreams, type RestreamNotice } from "./restreams.ts";
-import { recordLiveEvent } from "./service.ts";
-import { recordChannelStats } from "./stats.ts";
-import { liveChannels } from "./tables.ts";
-import { setBoundRtmpPort } from "./urls.ts";
-import { addressInCidr } from "./validate.ts";
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { and, eq } from 'drizzle-orm';
+import { release } from '../../db/lease.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { PlatformContext } from '../../context.ts';
+import { ChannelRun } from './channelRun.ts';
+import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
+import { liveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
+import { MinuteStatsBook } from './minuteStats.ts';
+import type { ChannelRow } from './present.ts';
+import { ChannelRestreams, type RestreamNotice } from './restreams.ts';
+import { recordLiveEvent } from './service.ts';
+import { recordChannelStats } from './stats.ts';
+import { liveChannels } from './tables.ts';
+import { setBoundRtmpPort } from './urls.ts';
+import { addressInCidr } from './validate.ts';
 
 const STATS_FLUSH_MS = 10_000;
 /** How often a live process looks for channels a dead owner left `Stopping`. */
@@ -34,19 +24,19 @@ const SOON_MS = 50;
 
 /** A change the runner saw, written with its event in the next pass's one transaction. */
 type Change =
-	| { kind: "on"; run: ChannelRun }
-	| { kind: "input"; run: ChannelRun; connected: boolean }
-	| { kind: "encoder"; run: ChannelRun; failed: boolean; message?: string }
-	| { kind: "error"; row: ChannelRow; run: ChannelRun; message: string }
-	| { kind: "restream"; run: ChannelRun; notice: RestreamNotice }
-	| { kind: "off"; row: ChannelRow; run?: ChannelRun };
+  | { kind: 'on'; run: ChannelRun }
+  | { kind: 'input'; run: ChannelRun; connected: boolean }
+  | { kind: 'encoder'; run: ChannelRun; failed: boolean; message?: string }
+  | { kind: 'error'; row: ChannelRow; run: ChannelRun; message: string }
+  | { kind: 'restream'; run: ChannelRun; notice: RestreamNotice }
+  | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 export interface RunnerOptions {
-	/** The media layer, `src/media/live/` by default; tests may pass a stand-in. */
-	media?: LiveMedia;
-	/** This process's name in lease rows; by default stable across restarts of the same live process. */
-	owner?: string;
-	log?: Logger;
+  /** The media layer, `src/media/live/` by default; tests may pass a stand-in. */
+  media?: LiveMedia;
+  /** This process's name in lease rows; by default stable across restarts of the same live process. */
+  owner?: string;
+  log?: Logger;
 }
 
 /**
@@ -56,515 +46,449 @@ export interface RunnerOptions {
  * connected/lost, and per-minute statistics, in batches. The ingest's key check and the segments never wait on it.
  */
 export class ChannelRunner {
-	private readonly runs = new Map<string, ChannelRun>();
-	private readonly byKey = new Map<string, ChannelRun>();
-	private readonly changes: Change[] = [];
-	private readonly background = new Set<Promise<void>>();
-	private readonly book = new MinuteStatsBook();
-	private ingest: RtmpIngest | undefined;
-	private ingestStarting: Promise<RtmpIngest> | undefined;
-	private timer: NodeJS.Timeout | undefined;
-	private passing: Promise<void> | undefined;
-	private closed = false;
-	private lastFlush = Date.now();
-	private lastSweep = 0;
-	readonly owner: string;
-	private readonly log: Logger;
+  private readonly runs = new Map<string, ChannelRun>();
+  private readonly byKey = new Map<string, ChannelRun>();
+  private readonly changes: Change[] = [];
+  private readonly background = new Set<Promise<void>>();
+  private readonly book = new MinuteStatsBook();
+  /** Runs of a channel still stopping here: a new run of the same channel waits for them (they share a work directory). */
+  private readonly ending = new Map<string, Promise<void>>();
+  private ingest: RtmpIngest | undefined;
+  private ingestStarting: Promise<RtmpIngest> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private closed = false;
+  private lastFlush = Date.now();
+  private lastSweep = 0;
+  readonly owner: string;
+  private readonly log: Logger;
 
-	constructor(
-		private readonly ctx: PlatformContext,
-		private readonly media: LiveMedia,
-		opts: RunnerOptions = {},
-	) {
-		const { rtmpPort } = ctx.config.live;
-		this.owner =
-			opts.owner ??
-			(rtmpPort
-				? `live@${hostname()}:${rtmpPort}`
-				: `live@${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`);
-		this.log = (opts.log ?? ctx.log).child({
-			module: "live",
-			owner: this.owner,
-		});
-	}
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly media: LiveMedia,
+    opts: RunnerOptions = {},
+  ) {
+    const { rtmpPort } = ctx.config.live;
+    this.owner = opts.owner ?? (rtmpPort ? `live@${hostname()}:${rtmpPort}` : `live@${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`);
+    this.log = (opts.log ?? ctx.log).child({
+      module: 'live',
+      owner: this.owner,
+    });
+  }
 
-	start(): void {
-		this.schedule(0);
-	}
+  start(): void {
+    this.schedule(0);
+  }
 
-	private schedule(ms: number): void {
-		if (this.closed) return;
-		clearTimeout(this.timer);
-		this.timer = setTimeout(() => void this.pass(), ms);
-	}
+  private schedule(ms: number): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pass(), ms);
+  }
 
-	/** Runs a pass soon: something happened that should be written without waiting for the next one. */
-	private poke(): void {
-		if (!this.passing) this.schedule(SOON_MS);
-	}
+  /** Runs a pass soon: something happened that should be written without waiting for the next one. */
+  private poke(): void {
+    if (!this.passing) this.schedule(SOON_MS);
+  }
 
-	private track(work: () => Promise<void>): void {
-		const p = work().catch((err) =>
-			this.log.error({ err }, "live channel task failed"),
-		);
-		this.background.add(p);
-		void p.finally(() => this.background.delete(p));
-	}
+  private track(work: () => Promise<void>): void {
+    const p = work().catch((err) => this.log.error({ err }, 'live channel task failed'));
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p));
+  }
 
-	/** One pass; exported for tests that drive the runner step by step. */
-	async pass(): Promise<void> {
-		if (this.passing) return this.passing;
-		this.passing = this.passOnce()
-			.catch((err) =>
-				this.log.warn({ err }, "live pass failed; retrying at the next one"),
-			)
-			.finally(() => {
-				this.passing = undefined;
-				this.schedule(
-					this.changes.length ? SOON_MS : this.ctx.config.live.pollMs,
-				);
-			});
-		return this.passing;
-	}
+  /** One pass; exported for tests that drive the runner step by step. */
+  async pass(): Promise<void> {
+    if (this.passing) return this.passing;
+    this.passing = this.passOnce()
+      .catch((err) => this.log.warn({ err }, 'live pass failed; retrying at the next one'))
+      .finally(() => {
+        this.passing = undefined;
+        this.schedule(this.changes.length ? SOON_MS : this.ctx.config.live.pollMs);
+      });
+    return this.passing;
+  }
 
-	private async passOnce(): Promise<void> {
-		if (this.closed) return;
-		const { db, config } = this.ctx;
-		const leaseMs = config.live.leaseSeconds * 1000;
-		const held = await renewLeases(db, this.owner, leaseMs);
-		const heldIds = new Set(held.map((r) => r.id));
-		for (const run of this.runs.values()) {
-			// Deleted, or the lease was lost (this process stalled past it): another process may run it now; stop here.
-			if (!heldIds.has(run.id) && !run.stopping) this.drop(run, "lease lost");
-		}
-		const giveBack: string[] = [];
-		for (const row of held) {
-			const run = this.runs.get(row.id);
-			if (row.status === "Stopping") {
-				if (!run) this.stop(row, this.placeholder(row));
-				else if (!run.stopping) this.stop(row, run);
-			} else if (row.status === "Starting" || row.status === "On") {
-				if (run) this.refresh(run, row);
-				else this.launch(row);
-			} else if (!run) {
-				giveBack.push(row.id);
-			}
-		}
-		if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
-		const claimed = await claimChannels(
-			db,
-			this.owner,
-			leaseMs,
-			config.live.maxChannels - this.runs.size,
-		);
-		for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
-		await this.writeChanges();
-		for (const run of this.runs.values()) this.book.sample(run);
-		if (Date.now() - this.lastFlush >= STATS_FLUSH_MS) await this.flushStats();
-	}
+  private async passOnce(): Promise<void> {
+    if (this.closed) return;
+    const { db, config } = this.ctx;
+    const leaseMs = config.live.leaseSeconds * 1000;
+    const held = await renewLeases(db, this.owner, leaseMs);
+    const heldIds = new Set(held.map((r) => r.id));
+    for (const run of this.runs.values()) {
+      // Deleted, or the lease was lost (this process stalled past it): another process may run it now; stop here.
+      if (!heldIds.has(run.id) && !run.stopping) this.drop(run, 'lease lost');
+    }
+    const giveBack: string[] = [];
+    for (const row of held) {
+      const run = this.runs.get(row.id);
+      if (row.status === 'Stopping') {
+        if (!run) this.stop(row, this.placeholder(row));
+        else if (!run.stopping) this.stop(row, run);
+      } else if (row.status === 'Starting' || row.status === 'On') {
+        if (run) this.refresh(run, row);
+        else this.launch(row);
+      } else if (!run) {
+        giveBack.push(row.id);
+      }
+    }
+    if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
+    const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size);
+    for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
+    await this.writeChanges();
+    for (const run of this.runs.values()) this.book.sample(run);
+    if (Date.now() - this.lastFlush >= STATS_FLUSH_MS) await this.flushStats();
+  }
 
-	private launch(row: ChannelRow): void {
-		const log = this.log.child({ channelId: row.id });
-		const run = new ChannelRun(row, this.ctx, log);
-		run.restreams = new ChannelRestreams(this.media, {
-			allowPrivate: this.ctx.config.live.restreamAllowPrivate,
-			log: log.child({ component: "restream" }),
-			onChange: () => {
-				run.restreamsDirty = true;
-				this.poke();
-			},
-			onNotice: (notice) => {
-				if (run.stopping) return;
-				this.changes.push({ kind: "restream", run, notice });
-				this.poke();
-			},
-		});
-		run.restreams.apply(row.restreams);
-		this.runs.set(row.id, run);
-		this.byKey.set(run.streamKey, run);
-		this.log.info(
-			{ channelId: row.id, status: row.status },
-			"running live channel",
-		);
-		this.track(async () => {
-			try {
-				if (run.pushed) await this.ensureIngest();
-				await run.start(this.media, (e) => this.onPipelineEvent(run, e));
-				// An encoder that connected while the pipeline was starting.
-				if (run.inputConnected && run.pushed) this.connectInput(run);
-			} catch (err) {
-				const message = err instanceof Error ? err.message : String(err);
-				this.log.error(
-					{ channelId: row.id, err },
-					"live channel could not start",
-				);
-				// Kept (refusing encoders) until `Error` is written, so that no pass launches it again meanwhile.
-				run.stopping = true;
-				this.byKey.delete(run.streamKey);
-				await run.stop().catch(() => {});
-				this.changes.push({
-					kind: "error",
-					row,
-					run,
-					message: `Could not start: ${message}`,
-				});
-				this.poke();
-			}
-		});
-	}
+  private launch(row: ChannelRow): void {
+    const log = this.log.child({ channelId: row.id });
+    const run = new ChannelRun(row, this.ctx, log);
+    run.restreams = new ChannelRestreams(this.media, {
+      allowPrivate: this.ctx.config.live.restreamAllowPrivate,
+      log: log.child({ component: 'restream' }),
+      onChange: () => {
+        run.restreamsDirty = true;
+        this.poke();
+      },
+      onNotice: (notice) => {
+        if (run.stopping) return;
+        this.changes.push({ kind: 'restream', run, notice });
+        this.poke();
+      },
+    });
+    run.restreams.apply(row.restreams);
+    this.runs.set(row.id, run);
+    this.byKey.set(run.streamKey, run);
+    this.log.info({ channelId: row.id, status: row.status }, 'running live channel');
+    this.track(async () => {
+      try {
+        // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
+        await this.ending.get(row.id);
+        if (run.pushed) await this.ensureIngest();
+        await run.start(this.media, (e) => this.onPipelineEvent(run, e));
+        // An encoder that connected while the pipeline was starting.
+        if (run.inputConnected && run.pushed) this.connectInput(run);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.log.error({ channelId: row.id, err }, 'live channel could not start');
+        // Kept (refusing encoders) until `Error` is written, so that no pass launches it again meanwhile.
+        run.stopping = true;
+        this.byKey.delete(run.streamKey);
+        await run.stop().catch(() => {});
+        this.changes.push({
+          kind: 'error',
+          row,
+          run,
+          message: `Could not start: ${message}`,
+        });
+        this.poke();
+      }
+    });
+  }
 
-	/** The row as the database has it now: a rotated key or a new whitelist applies to the next connect. */
-	private refresh(run: ChannelRun, row: ChannelRow): void {
-		run.row = row;
-		run.status = row.status;
-		run.whitelistCidr = row.input.whitelistCidr;
-		// A PATCH of the restreams: only the destinations that changed start, stop or restart.
-		run.restreams?.apply(row.restreams);
-		if (row.streamKey !== run.streamKey) {
-			this.byKey.delete(run.streamKey);
-			run.streamKey = row.streamKey;
-			this.byKey.set(run.streamKey, run);
-			// The encoder connected with the old key: it must come back with the new one.
-			this.ingest?.kick(run.id);
-		}
-	}
+  /** The row as the database has it now: a rotated key or a new whitelist applies to the next connect. */
+  private refresh(run: ChannelRun, row: ChannelRow): void {
+    run.row = row;
+    run.status = row.status;
+    run.whitelistCidr = row.input.whitelistCidr;
+    // A PATCH of the restreams: only the destinations that changed start, stop or restart.
+    run.restreams?.apply(row.restreams);
+    if (row.streamKey !== run.streamKey) {
+      this.byKey.delete(run.streamKey);
+      run.streamKey = row.streamKey;
+      this.byKey.set(run.streamKey, run);
+      // The encoder connected with the old key: it must come back with the new one.
+      this.ingest?.kick(run.id);
+    }
+  }
 
-	private stop(row: ChannelRow, run: ChannelRun): void {
-		run.stopping = true;
-		this.byKey.delete(run.streamKey);
-		this.ingest?.kick(run.id);
-		this.track(async () => {
-			await run.stop();
-			this.book.sample(run);
-			// Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
-			this.changes.push({ kind: "off", row, run });
-			this.poke();
-		});
-	}
+  private stop(row: ChannelRow, run: ChannelRun): void {
+    run.stopping = true;
+    this.byKey.delete(run.streamKey);
+    this.ingest?.kick(run.id);
+    this.track(async () => {
+      await this.end(run);
+      this.book.sample(run);
+      // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
+      this.changes.push({ kind: 'off', row, run });
+      this.poke();
+    });
+  }
 
-	/** Stops running a channel here without writing anything: it is someone else's now, or gone. */
-	private drop(run: ChannelRun, why: string): void {
-		this.log.warn({ channelId: run.id }, `live channel dropped: ${why}`);
-		run.stopping = true;
-		this.forget(run);
-		this.ingest?.kick(run.id);
-		this.track(async () => {
-			await run.stop();
-			this.book.sample(run);
-		});
-	}
+  /** Stops running a channel here without writing anything: it is someone else's now, or gone. */
+  private drop(run: ChannelRun, why: string): void {
+    this.log.warn({ channelId: run.id }, `live channel dropped: ${why}`);
+    run.stopping = true;
+    this.forget(run);
+    this.ingest?.kick(run.id);
+    this.track(async () => {
+      await this.end(run);
+      this.book.sample(run);
+    });
+  }
 
-	/** A channel this process holds but does not run (its previous incarnation did): stopped by writing `Off`. */
-	private placeholder(row: ChannelRow): ChannelRun {
-		const run = new ChannelRun(row, this.ctx, this.log);
-		run.stopping = true;
-		this.runs.set(row.id, run);
-		return run;
-	}
+  /** Stops a run; until it has, a new run of its channel in this process waits (its cleanup would remove their files). */
+  private end(run: ChannelRun): Promise<void> {
+    const ended = run.stop();
+    const settled = ended.catch(() => {});
+    this.ending.set(run.id, settled);
+    void settled.finally(() => {
+      if (this.ending.get(run.id) === settled) this.ending.delete(run.id);
+    });
+    return ended;
+  }
 
-	private forget(run: ChannelRun): void {
-		if (this.runs.get(run.id) === run) this.runs.delete(run.id);
-		if (this.byKey.get(run.streamKey) === run) this.byKey.delete(run.streamKey);
-	}
+  /** A channel this process holds but does not run (its previous incarnation did): stopped by writing `Off`. */
+  private placeholder(row: ChannelRow): ChannelRun {
+    const run = new ChannelRun(row, this.ctx, this.log);
+    run.stopping = true;
+    this.runs.set(row.id, run);
+    return run;
+  }
 
-	private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
-		if (run.stopping) return;
-		switch (e.type) {
-			case "segment":
-				if (run.producing) return;
-				run.producing = true;
-				if (run.status === "Starting") {
-					this.changes.push({ kind: "on", run });
-					this.poke();
-				}
-				return;
-			case "input.connected":
-			case "input.lost":
-				return this.setInputState(run, e.type === "input.connected");
-			case "encoder.failed":
-				this.changes.push({
-					kind: "encoder",
-					run,
-					failed: true,
-					message: e.message,
-				});
-				return this.poke();
-			case "encoder.recovered":
-				this.changes.push({ kind: "encoder", run, failed: false });
-				return this.poke();
-		}
-	}
+  private forget(run: ChannelRun): void {
+    if (this.runs.get(run.id) === run) this.runs.delete(run.id);
+    if (this.byKey.get(run.streamKey) === run) this.byKey.delete(run.streamKey);
+  }
 
-	private setInputState(run: ChannelRun, connected: boolean): void {
-		if (run.inputConnected === connected) return;
-		run.inputConnected = connected;
-		this.changes.push({ kind: "input", run, connected });
-		this.poke();
-	}
+  private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
+    if (run.stopping) return;
+    switch (e.type) {
+      case 'segment':
+        if (run.producing) return;
+        run.producing = true;
+        if (run.status === 'Starting') {
+          this.changes.push({ kind: 'on', run });
+          this.poke();
+        }
+        return;
+      case 'input.connected':
+      case 'input.lost':
+        return this.setInputState(run, e.type === 'input.connected');
+      case 'encoder.failed':
+        this.changes.push({
+          kind: 'encoder',
+          run,
+          failed: true,
+          message: e.message,
+        });
+        return this.poke();
+      case 'encoder.recovered':
+        this.changes.push({ kind: 'encoder', run, failed: false });
+        return this.poke();
+    }
+  }
 
-	private connectInput(run: ChannelRun): void {
-		const ingest = this.ingest;
-		const url = ingest?.inputUrl(run.id);
-		if (!ingest || !url) return;
-		run.pipeline?.setInput({
-			url,
-			bytesReceived: () => ingest.bytesReceived(run.id) ?? 0,
-			framesReceived: () => ingest.framesReceived(run.id) ?? 0,
-		});
-		run.restreams?.setSource({ url });
-	}
+  private setInputState(run: ChannelRun, connected: boolean): void {
+    if (run.inputConnected === connected) return;
+    run.inputConnected = connected;
+    this.changes.push({ kind: 'input', run, connected });
+    this.poke();
+  }
 
-	private async ensureIngest(): Promise<RtmpIngest> {
-		if (this.ingest) return this.ingest;
-		this.ingestStarting ??= this.media
-			.startRtmpIngest({
-				host: this.ctx.config.live.rtmpHost,
-				port: this.ctx.config.live.rtmpPort,
-				log: this.log.child({ component: "rtmp" }),
-				authorize: (streamKey, remoteAddress) =>
-					this.authorize(streamKey, remoteAddress),
-				onPublish: (channelId) => {
-					const run = this.runs.get(channelId);
-					if (!run || run.stopping) return;
-					this.connectInput(run);
-					this.setInputState(run, true);
-				},
-				onUnpublish: (channelId) => {
-					const run = this.runs.get(channelId);
-					if (!run || run.stopping) return;
-					run.pipeline?.setInput(null);
-					run.restreams?.setSource(null);
-					this.setInputState(run, false);
-				},
-			})
-			.then((ingest) => {
-				this.ingest = ingest;
-				if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(ingest.port);
-				return ingest;
-			})
-			.catch((err) => {
-				this.ingestStarting = undefined;
-				throw err;
-			});
-		return this.ingestStarting;
-	}
+  private connectInput(run: ChannelRun): void {
+    const ingest = this.ingest;
+    const url = ingest?.inputUrl(run.id);
+    if (!ingest || !url) return;
+    run.pipeline?.setInput({
+      url,
+      bytesReceived: () => ingest.bytesReceived(run.id) ?? 0,
+      framesReceived: () => ingest.framesReceived(run.id) ?? 0,
+    });
+    run.restreams?.setSource({ url });
+  }
 
-	/** At connect, from memory: the channel this process runs under that key, if the address may push to it. */
-	authorize(
-		streamKey: string,
-		remoteAddress: string,
-	): { channelId: string } | { refused: string } {
-		const run = this.byKey.get(streamKey);
-		if (!run || run.stopping)
-			return { refused: "no started channel has this stream key" };
-		if (run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
-			return {
-				refused: `${remoteAddress} is outside the channel's input.whitelistCidr`,
-			};
-		}
-		return { channelId: run.id };
-	}
+  private async ensureIngest(): Promise<RtmpIngest> {
+    if (this.ingest) return this.ingest;
+    this.ingestStarting ??= this.media
+      .startRtmpIngest({
+        host: this.ctx.config.live.rtmpHost,
+        port: this.ctx.config.live.rtmpPort,
+        log: this.log.child({ component: 'rtmp' }),
+        authorize: (streamKey, remoteAddress) => this.authorize(streamKey, remoteAddress),
+        onPublish: (channelId) => {
+          const run = this.runs.get(channelId);
+          if (!run || run.stopping) return;
+          this.connectInput(run);
+          this.setInputState(run, true);
+        },
+        onUnpublish: (channelId) => {
+          const run = this.runs.get(channelId);
+          if (!run || run.stopping) return;
+          run.pipeline?.setInput(null);
+          run.restreams?.setSource(null);
+          this.setInputState(run, false);
+        },
+      })
+      .then((ingest) => {
+        this.ingest = ingest;
+        if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(ingest.port);
+        return ingest;
+      })
+      .catch((err) => {
+        this.ingestStarting = undefined;
+        throw err;
+      });
+    return this.ingestStarting;
+  }
 
-	/** Every change seen since the last pass, with its event, in one transaction; kept for the next pass if it fails. */
-	private async writeChanges(): Promise<void> {
-		const { db } = this.ctx;
-		const sweep = Date.now() - this.lastSweep >= ORPHAN_SWEEP_MS;
-		const dirty = [...this.runs.values()].filter(
-			(r) => r.restreamsDirty && !r.stopping,
-		);
-		if (!this.changes.length && !sweep && !dirty.length) return;
-		if (sweep) this.lastSweep = Date.now();
-		const batch = this.changes.splice(0);
-		for (const r of dirty) r.restreamsDirty = false;
-		try {
-			await db.transaction(async (tx) => {
-				const mine = (id: string) =>
-					and(eq(liveChannels.id, id), eq(liveChannels.leaseOwner, this.owner));
-				for (const c of batch) {
-					if (c.kind === "on") {
-						const [row] = await tx
-							.update(liveChannels)
-							.set({ status: "On" })
-							.where(and(mine(c.run.id), eq(liveChannels.status, "Starting")))
-							.returning({ id: liveChannels.id });
-						if (!row) continue;
-						c.run.status = "On";
-						await recordLiveEvent(tx, c.run.tenantId, "live.channel.on", {
-							id: c.run.id,
-							status: "On",
-							previousStatus: "Starting",
-						});
-					} else if (c.kind === "input") {
-						const internalStatus = c.connected ? "InputConnected" : "InputLost";
-						const [row] = await tx
-							.update(liveChannels)
-							.set({ internalStatus })
-							.where(mine(c.run.id))
-							.returning({ id: liveChannels.id });
-						if (row)
-							await recordLiveEvent(
-								tx,
-								c.run.tenantId,
-								c.connected
-									? "live.channel.input.connected"
-									: "live.channel.input.lost",
-								{
-									id: c.run.id,
-									status: c.run.status,
-								},
-							);
-					} else if (c.kind === "encoder") {
-						const internalStatus = c.failed
-							? `EncoderFailed: ${c.message ?? "unknown"}`.slice(0, 500)
-							: c.run.inputConnected
-								? "InputConnected"
-								: "InputLost";
-						const [row] = await tx
-							.update(liveChannels)
-							.set({ internalStatus })
-							.where(mine(c.run.id))
-							.returning({ id: liveChannels.id });
-						if (row && c.failed)
-							await recordLiveEvent(tx, c.run.tenantId, "live.channel.error", {
-								id: c.run.id,
-								status: c.run.status,
-								message: c.message ?? "the encoder failed; restarting it",
-							});
-					} else if (c.kind === "restream") {
-						const n = c.notice;
-						const failed = n.event.type === "failed";
-						await recordLiveEvent(
-							tx,
-							c.run.tenantId,
-							failed
-								? "live.channel.restream.failed"
-								: "live.channel.restream.recovered",
-							{
-								id: c.run.id,
-								status: c.run.status,
-								restreamId: n.restreamId,
-								destination: n.destination,
-								url: n.url,
-								...(n.event.type === "failed"
-									? { message: n.event.message }
-									: {}),
-							},
-						);
-					} else if (c.kind === "error") {
-						const [row] = await tx
-							.update(liveChannels)
-							.set({
-								status: "Error",
-								internalStatus: c.message.slice(0, 500),
-								restreamStatus: {},
-								...release(),
-							})
-							.where(mine(c.row.id))
-							.returning({ id: liveChannels.id });
-						if (row)
-							await recordLiveEvent(tx, c.row.tenantId, "live.channel.error", {
-								id: c.row.id,
-								status: "Error",
-								previousStatus: c.row.status,
-								message: c.message,
-							});
-					} else {
-						const [row] = await tx
-							.update(liveChannels)
-							.set({
-								status: "Off",
-								internalStatus: null,
-								restreamStatus: {},
-								...release(),
-							})
-							.where(and(mine(c.row.id), eq(liveChannels.status, "Stopping")))
-							.returning({ id: liveChannels.id });
-						if (row)
-							await recordLiveEvent(tx, c.row.tenantId, "live.channel.off", {
-								id: c.row.id,
-								status: "Off",
-								previousStatus: "Stopping",
-							});
-					}
-				}
-				for (const r of dirty) {
-					if (r.restreams)
-						await tx
-							.update(liveChannels)
-							.set({ restreamStatus: r.restreams.statuses() })
-							.where(mine(r.id));
-				}
-				for (const row of sweep ? await finishOrphanStops(tx) : []) {
-					await recordLiveEvent(tx, row.tenantId, "live.channel.off", {
-						id: row.id,
-						status: "Off",
-						previousStatus: "Stopping",
-					});
-				}
-			});
-		} catch (err) {
-			this.changes.unshift(...batch);
-			for (const r of dirty) r.restreamsDirty = true;
-			throw err;
-		}
-		for (const c of batch)
-			if ((c.kind === "off" || c.kind === "error") && c.run) this.forget(c.run);
-	}
+  /** At connect, from memory: the channel this process runs under that key, if the address may push to it. */
+  authorize(streamKey: string, remoteAddress: string): { channelId: string } | { refused: string } {
+    const run = this.byKey.get(streamKey);
+    if (!run || run.stopping) return { refused: 'no started channel has this stream key' };
+    if (run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
+      return {
+        refused: `${remoteAddress} is outside the channel's input.whitelistCidr`,
+      };
+    }
+    return { channelId: run.id };
+  }
 
-	private async flushStats(): Promise<void> {
-		this.lastFlush = Date.now();
-		const rows = this.book.take();
-		try {
-			await recordChannelStats(this.ctx.db, rows);
-		} catch (err) {
-			this.book.giveBack(rows);
-			this.log.warn(
-				{ err },
-				"live statistics not written; kept for the next flush",
-			);
-		}
-	}
+  /** Every change seen since the last pass, with its event, in one transaction; kept for the next pass if it fails. */
+  private async writeChanges(): Promise<void> {
+    const { db } = this.ctx;
+    const sweep = Date.now() - this.lastSweep >= ORPHAN_SWEEP_MS;
+    const dirty = [...this.runs.values()].filter((r) => r.restreamsDirty && !r.stopping);
+    if (!this.changes.length && !sweep && !dirty.length) return;
+    if (sweep) this.lastSweep = Date.now();
+    const batch = this.changes.splice(0);
+    for (const r of dirty) r.restreamsDirty = false;
+    try {
+      await db.transaction(async (tx) => {
+        const mine = (id: string) => and(eq(liveChannels.id, id), eq(liveChannels.leaseOwner, this.owner));
+        for (const c of batch) {
+          if (c.kind === 'on') {
+            const [row] = await tx
+              .update(liveChannels)
+              .set({ status: 'On' })
+              .where(and(mine(c.run.id), eq(liveChannels.status, 'Starting')))
+              .returning({ id: liveChannels.id });
+            if (!row) continue;
+            c.run.status = 'On';
+            await recordLiveEvent(tx, c.run.tenantId, 'live.channel.on', {
+              id: c.run.id,
+              status: 'On',
+              previousStatus: 'Starting',
+            });
+          } else if (c.kind === 'input') {
+            const internalStatus = c.connected ? 'InputConnected' : 'InputLost';
+            const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
+            if (row)
+              await recordLiveEvent(tx, c.run.tenantId, c.connected ? 'live.channel.input.connected' : 'live.channel.input.lost', {
+                id: c.run.id,
+                status: c.run.status,
+              });
+          } else if (c.kind === 'encoder') {
+            const internalStatus = c.failed ? `EncoderFailed: ${c.message ?? 'unknown'}`.slice(0, 500) : c.run.inputConnected ? 'InputConnected' : 'InputLost';
+            const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
+            if (row && c.failed)
+              await recordLiveEvent(tx, c.run.tenantId, 'live.channel.error', {
+                id: c.run.id,
+                status: c.run.status,
+                message: c.message ?? 'the encoder failed; restarting it',
+              });
+          } else if (c.kind === 'restream') {
+            const n = c.notice;
+            const failed = n.event.type === 'failed';
+            await recordLiveEvent(tx, c.run.tenantId, failed ? 'live.channel.restream.failed' : 'live.channel.restream.recovered', {
+              id: c.run.id,
+              status: c.run.status,
+              restreamId: n.restreamId,
+              destination: n.destination,
+              url: n.url,
+              ...(n.event.type === 'failed' ? { message: n.event.message } : {}),
+            });
+          } else if (c.kind === 'error') {
+            const [row] = await tx
+              .update(liveChannels)
+              .set({
+                status: 'Error',
+                internalStatus: c.message.slice(0, 500),
+                restreamStatus: {},
+                ...release(),
+              })
+              .where(mine(c.row.id))
+              .returning({ id: liveChannels.id });
+            if (row)
+              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', {
+                id: c.row.id,
+                status: 'Error',
+                previousStatus: c.row.status,
+                message: c.message,
+              });
+          } else {
+            const [row] = await tx
+              .update(liveChannels)
+              .set({
+                status: 'Off',
+                internalStatus: null,
+                restreamStatus: {},
+                ...release(),
+              })
+              .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
+              .returning({ id: liveChannels.id });
+            if (row)
+              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', {
+                id: c.row.id,
+                status: 'Off',
+                previousStatus: 'Stopping',
+              });
+          }
+        }
+        for (const r of dirty) {
+          if (r.restreams) await tx.update(liveChannels).set({ restreamStatus: r.restreams.statuses() }).where(mine(r.id));
+        }
+        for (const row of sweep ? await finishOrphanStops(tx) : []) {
+          await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {
+            id: row.id,
+            status: 'Off',
+            previousStatus: 'Stopping',
+          });
+        }
+      });
+    } catch (err) {
+      this.changes.unshift(...batch);
+      for (const r of dirty) r.restreamsDirty = true;
+      throw err;
+    }
+    for (const c of batch) if ((c.kind === 'off' || c.kind === 'error') && c.run) this.forget(c.run);
+  }
 
-	/** Stops every pipeline and gives the leases back: the channels stay `On`, and another live process takes them. */
-	async close(): Promise<void> {
-		this.closed = true;
-		clearTimeout(this.timer);
-		await this.passing;
-		const runs = [...this.runs.values()];
-		for (const run of runs) {
-			run.stopping = true;
-			this.forget(run);
-		}
-		await Promise.all(
-			runs.map((run) =>
-				run
-					.stop()
-					.catch((err) =>
-						this.log.warn(
-							{ err, channelId: run.id },
-							"live pipeline did not stop cleanly",
-						),
-					),
-			),
-		);
-		for (const run of runs) this.book.sample(run);
-		await Promise.all([...this.background]);
-		await this.writeChanges().catch((err) =>
-			this.log.warn({ err }, "live changes not written at close"),
-		);
-		await this.flushStats();
-		await releaseLeases(this.ctx.db, this.owner).catch(() => {});
-		await this.ingest?.close();
-		if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);
-	}
+  private async flushStats(): Promise<void> {
+    this.lastFlush = Date.now();
+    const rows = this.book.take();
+    try {
+      await recordChannelStats(this.ctx.db, rows);
+    } catch (err) {
+      this.book.giveBack(rows);
+      this.log.warn({ err }, 'live statistics not written; kept for the next flush');
+    }
+  }
+
+  /** Stops every pipeline and gives the leases back: the channels stay `On`, and another live process takes them. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.passing;
+    const runs = [...this.runs.values()];
+    for (const run of runs) {
+      run.stopping = true;
+      this.forget(run);
+    }
+    await Promise.all(runs.map((run) => run.stop().catch((err) => this.log.warn({ err, channelId: run.id }, 'live pipeline did not stop cleanly'))));
+    for (const run of runs) this.book.sample(run);
+    await Promise.all([...this.background]);
+    await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
+    await this.flushStats();
+    await releaseLeases(this.ctx.db, this.owner).catch(() => {});
+    await this.ingest?.close();
+    if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);
+  }
 }
 
 /** The `live` role's worker: runs channels until the platform closes. */
-export async function startChannelRunner(
-	ctx: PlatformContext,
-	opts: RunnerOptions = {},
-): Promise<() => Promise<void>> {
-	const runner = new ChannelRunner(ctx, opts.media ?? liveMedia, opts);
-	runner.start();
-	return () => runner.close();
+export async function startChannelRunner(ctx: PlatformContext, opts: RunnerOptions = {}): Promise<() => Promise<void>> {
+  const runner = new ChannelRunner(ctx, opts.media ?? liveMedia, opts);
+  runner.start();
+  return () => runner.close();
 }
