@@ -59,6 +59,8 @@ describe('live media: RTMP ingest into the pipeline', () => {
       const streams = JSON.parse(await runFfprobe(['-rw_timeout', '5000000', '-show_streams', '-of', 'json', url])).streams;
       expect(streams.map((s: { codec_type: string }) => s.codec_type).sort()).toEqual(['audio', 'video']);
       expect(ingest.bytesReceived(CHANNEL)).toBeGreaterThan(0);
+      // The encoder sends 25 fps: the ingest counts the video frames (not the codec headers) it received.
+      expect(ingest.framesReceived(CHANNEL)).toBeGreaterThan(0);
       // Kicking the publisher (key rotated, channel stopped) disconnects the encoder.
       ingest.kick(CHANNEL);
       expect(await encoder.exited).not.toBe(0);

@@ -1,378 +1,609 @@
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { LiveInput, LiveMedia, LivePipeline, LivePipelineOptions, RtmpIngest, RtmpIngestOptions } from '../src/modules/live/media.ts';
+import { runFfmpeg } from '../src/media/ffmpeg.ts';
+import { liveMedia } from '../src/modules/live/media.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
+import { framePixels } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
- * The channel runner against a stand-in media layer: what it records and when (statuses, events, leases, statistics,
- * the ingest's key check), without ffmpeg. test/live.e2e.test.ts runs the real media layer.
+ * The channel runner on the real media layer: the RTMP ingest and the ffmpeg pipeline, with ffmpeg pushing to the
+ * channel's `transportPrimaryIngestUrl`. What the runner records and when (statuses, events, leases, statistics, the
+ * ingest's key check). Tiny on purpose: one 256x144 rung, 1 s segments, an encoder at a known bitrate.
  */
-class FakeIngest implements RtmpIngest {
-  readonly port = 19350;
-  readonly kicked: string[] = [];
-  private readonly publishing = new Set<string>();
-  constructor(readonly opts: RtmpIngestOptions) {}
-  inputUrl(channelId: string) {
-    return this.publishing.has(channelId) ? `rtmp://127.0.0.1:${this.port}/internal/${channelId}` : undefined;
-  }
-  /** An encoder connecting with `key` from `address`: refused, or publishing. */
-  connect(key: string, address: string): string {
-    const verdict = this.opts.authorize(key, address);
-    if ('refused' in verdict) return `refused: ${verdict.refused}`;
-    this.publishing.add(verdict.channelId);
-    this.opts.onPublish(verdict.channelId);
-    return verdict.channelId;
-  }
-  bytesReceived(channelId: string) {
-    return this.publishing.has(channelId) ? 1000 : undefined;
-  }
-  disconnect(channelId: string) {
-    if (this.publishing.delete(channelId)) this.opts.onUnpublish(channelId);
-  }
-  kick(channelId: string) {
-    this.kicked.push(channelId);
-    this.disconnect(channelId);
-  }
-  async close() {}
-}
 
-class FakePipeline implements LivePipeline {
-  inputs: (LiveInput | null)[] = [];
-  stopped = false;
-  private segments = 0;
-  private timer: NodeJS.Timeout | undefined;
-  constructor(readonly opts: LivePipelineOptions) {}
-  async start() {
-    if (this.opts.channelId === failingChannel) throw new Error('ffmpeg exited with code 1');
-    // A burst of segments, as a real pipeline makes over time: the runner writes `On` once, not per segment.
-    // Like the real packager: a segment is reported once it and the playlists are published.
-    const next = async () => {
-      const n = ++this.segments;
-      await this.opts.publish('master.m3u8', Buffer.from(`#EXTM3U\n#${n}\n`), 'application/vnd.apple.mpegurl');
-      this.opts.onEvent({ type: 'segment', rendition: this.opts.renditions[0]?.name ?? 'audio', sequence: n, durationSeconds: 2 });
-      if (!this.stopped) this.timer = setTimeout(() => void next(), 20);
-    };
-    this.timer = setTimeout(() => void next(), 20);
-  }
-  setInput(input: LiveInput | null) {
-    this.inputs.push(input);
-  }
-  stats() {
-    const connected = !!this.inputs.at(-1);
-    return {
-      inputConnected: connected,
-      inputBitrateKbps: connected ? 2500 : 0,
-      inputFrameRate: connected ? 30 : 0,
-      droppedFrames: 0,
-      segmentsWritten: this.segments,
-      inputConnectedSeconds: 0,
-    };
-  }
-  async stop() {
-    clearTimeout(this.timer);
-    this.stopped = true;
-  }
-}
+/** What the test encoder sends: CBR video (filler included) and AAC; the input statistics must come out near it. */
+const PUSH_VIDEO_KBPS = 400;
+const PUSH_AUDIO_KBPS = 64;
+const PUSH_FPS = 15;
 
-let failingChannel = '';
-
-function fakeMedia() {
-  const pipelines = new Map<string, FakePipeline>();
-  let ingest: FakeIngest | undefined;
-  const media: LiveMedia = {
-    startRtmpIngest: async (opts) => (ingest = new FakeIngest(opts)),
-    createLivePipeline: (opts) => {
-      const p = new FakePipeline(opts);
-      pipelines.set(opts.channelId, p);
-      return p;
+/** An encoder pushing a test picture and tone over RTMP in real time, as OBS would; until stopped, refused or `seconds` pass. */
+function encoder(url: string, seconds = 600): { child: ChildProcess; exited: Promise<number | null>; stop(): Promise<number | null> } {
+  const child = spawn(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=256x144:rate=${PUSH_FPS}`,
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-g',
+      String(PUSH_FPS),
+      '-pix_fmt',
+      'yuv420p',
+      '-b:v',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-minrate',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-maxrate',
+      `${PUSH_VIDEO_KBPS}k`,
+      '-bufsize',
+      `${PUSH_VIDEO_KBPS / 2}k`,
+      '-x264-params',
+      'nal-hrd=cbr',
+      '-c:a',
+      'aac',
+      '-b:a',
+      `${PUSH_AUDIO_KBPS}k`,
+      '-f',
+      'flv',
+      url,
+    ],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
     },
   };
-  return { media, pipelines, ingest: () => ingest! };
+}
+
+/** The ffmpeg processes running for a channel: their command lines name its work directory. */
+function encoderPids(channelDir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (/(^|\/)ffmpeg$/.test(argv[0] ?? '') && argv.some((a) => a.includes(`${channelDir}/`))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** A tiny local HTTP server answering every request with `answer`; it records what it was asked. */
+async function serve(answer: (req: IncomingMessage) => { type: string; body: Buffer; delayMs?: number } | 'unauthorized') {
+  const requests: IncomingMessage[] = [];
+  let answered = 0;
+  const server = createServer((req, res) => {
+    requests.push(req);
+    const a = answer(req);
+    if (a === 'unauthorized') return void res.writeHead(401, { 'www-authenticate': 'Basic realm="media"' }).end();
+    const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+    const send = () => {
+      if (range) {
+        const start = Number(range[1]);
+        const end = range[2] ? Number(range[2]) : a.body.length - 1;
+        res
+          .writeHead(206, { 'content-type': a.type, 'content-range': `bytes ${start}-${end}/${a.body.length}`, 'accept-ranges': 'bytes' })
+          .end(a.body.subarray(start, end + 1));
+      } else res.writeHead(200, { 'content-type': a.type, 'accept-ranges': 'bytes' }).end(a.body);
+      answered++;
+    };
+    if (a.delayMs) setTimeout(send, a.delayMs);
+    else send();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    answered: () => answered,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describeEachDb('Live channel runner', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
+  let media: string;
+  let png: Buffer;
+  let mp4: Buffer;
   const runners: ChannelRunner[] = [];
+  const pushes: ReturnType<typeof encoder>[] = [];
 
   beforeAll(async () => {
-    p = await startPlatform(kind, {
-      MEDIAPLANE_ROLE: 'api',
-      MEDIAPLANE_LIVE_POLL_MS: '100',
-      MEDIAPLANE_LIVE_LEASE_SECONDS: '3',
-      MEDIAPLANE_RTMP_PORT: '19350',
-    });
+    media = mkdtempSync(join(tmpdir(), 'mediaplane-live-runner-'));
+    const [platform] = await Promise.all([
+      startPlatform(kind, {
+        MEDIAPLANE_ROLE: 'api',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+        MEDIAPLANE_LIVE_POLL_MS: '100',
+        MEDIAPLANE_LIVE_LEASE_SECONDS: '3',
+        MEDIAPLANE_RTMP_HOST: '127.0.0.1',
+        MEDIAPLANE_RTMP_PORT: '0',
+        MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
+        MEDIAPLANE_LIVE_WINDOW_SEGMENTS: '6',
+      }),
+      // A red slate picture, and a 2 s clip of tone for a pulled audio input.
+      runFfmpeg(['-f', 'lavfi', '-i', 'color=c=red:s=64x36', '-frames:v', '1', '-y', join(media, 'slate.png')]),
+      runFfmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=330:sample_rate=48000:duration=2',
+        '-c:a',
+        'aac',
+        '-b:a',
+        '32k',
+        '-movflags',
+        '+faststart',
+        '-y',
+        join(media, 'tone.mp4'),
+      ]),
+    ]);
+    p = platform;
+    png = readFileSync(join(media, 'slate.png'));
+    mp4 = readFileSync(join(media, 'tone.mp4'));
     t = await p.createTenant();
     await p.admin('PATCH', `/admin/v1/tenants/${t.id}`, { channelsLimit: 100 });
-  });
+  }, 60_000);
   // One test's live processes are gone before the next starts: each test knows which process may take its channels.
   afterEach(async () => {
+    await Promise.all(pushes.splice(0).map((x) => x.stop()));
     for (const r of runners.splice(0)) await r.close();
   });
-  afterAll(() => p.stop());
+  afterAll(async () => {
+    await p?.stop();
+    rmSync(media, { recursive: true, force: true });
+  });
 
-  const runner = (owner: string, media: LiveMedia) => {
-    const r = new ChannelRunner(p.ctx, media, { owner });
+  const runner = (owner: string) => {
+    const r = new ChannelRunner(p.ctx, liveMedia, { owner });
     runners.push(r);
     r.start();
     return r;
   };
+  const push = (url: string, seconds?: number) => {
+    const x = encoder(url, seconds);
+    pushes.push(x);
+    return x;
+  };
+  const channel = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}`)).body;
   const status = async (id: string) => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status;
   const waitStatus = (id: string, wanted: string) =>
     until(
       () => status(id),
       (s) => s === wanted,
-      { timeoutMs: 20_000, everyMs: 50 },
+      { timeoutMs: 60_000, everyMs: 50 },
     );
-  const eventTypes = async (id: string) =>
-    (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
-      .filter((e) => (e.data as any).id === id)
-      .map((e) => e.type);
+  const eventsOf = async (id: string) =>
+    (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter(
+      (e) => (e.data as any).id === id,
+    );
+  const eventTypes = async (id: string) => (await eventsOf(id)).map((e) => e.type);
+  const count = async (id: string, type: string) => (await eventTypes(id)).filter((e) => e === type).length;
+  const waitEvents = (id: string, type: string, n: number) =>
+    until(
+      () => count(id, type),
+      (c) => c >= n,
+      { timeoutMs: 60_000, everyMs: 50 },
+    );
   const create = async (body: object = {}) => {
-    const res = await t.json('POST', '/live/v1/channels', { name: 'runner', input: { inputLoss: { type: 'COLOR', color: '#00FF00' } }, ...body });
+    const res = await t.json('POST', '/live/v1/channels', {
+      name: 'runner',
+      qualities: [{ resolution: '144p', frameRate: 25 }],
+      input: { inputLoss: { type: 'COLOR', color: '#00FF00' } },
+      ...body,
+    });
     expect(res.status).toBe(200);
     return res.body.id as string;
   };
   const lease = async (id: string) => (await p.ctx.db.select({ owner: liveChannels.leaseOwner }).from(liveChannels).where(eq(liveChannels.id, id)))[0]?.owner;
+  const channelDir = (id: string) => join(p.config.live.workDir, id);
+  const storeDir = (id: string) => join(p.config.dataDir, 'objects', 'tenants', t.id, 'live', id);
+  const ingestUrl = async (id: string) =>
+    ((await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string).replace('//localhost:', '//127.0.0.1:');
+  const keyOf = (url: string) => url.split('/').pop()!;
+  const media404 = (id: string, file: string) => `${p.baseUrl}/media/live/${t.id}/${id}/${file}`;
+  /** The first frame of the newest published segment of `rendition`, fetched as a player would, decoded. */
+  const latestPicture = async (id: string, rendition: string) => {
+    const playlist = await (await fetch(media404(id, `${rendition}.m3u8`))).text();
+    const init = [...playlist.matchAll(/#EXT-X-MAP:URI="([^"]+)"/g)].at(-1)![1]!;
+    const segment = playlist.trim().split('\n').at(-1)!;
+    const dir = mkdtempSync(join(media, 'probe-'));
+    for (const f of [init, segment]) {
+      const body = Buffer.from(await (await fetch(media404(id, f))).arrayBuffer());
+      writeFileSync(join(dir, f.replace('/', '_')), body);
+    }
+    return framePixels(dir, init.replace('/', '_'), segment.replace('/', '_'));
+  };
+  /** Statistics as the API gives them, per minute. */
+  const minuteStats = async (id: string, fn: 'Sum' | 'Avg') =>
+    (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=${fn}`)).body.metrics;
+  const total = (m: { data: { value: number }[] }) => m.data.reduce((a, d) => a + d.value, 0);
 
-  it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, Off after stop', async () => {
-    const fake = fakeMedia();
-    const r = runner('live-a', fake.media);
-    const id = await create({
-      qualities: [{ resolution: '1080p' }, { resolution: '360p', frameRate: 25 }],
-      input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } },
-    });
+  it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop', async () => {
+    const r = runner('live-a');
+    const id = await create({ input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } } });
     expect(await t.call('POST', `/live/v1/channels/${id}/start`).then((res) => res.status)).toBe(200);
     await waitStatus(id, 'On');
     expect(await lease(id)).toBe('live-a');
-    const pipeline = fake.pipelines.get(id)!;
-    expect(pipeline.opts.renditions.map((x) => [x.name, x.width, x.height, x.frameRate])).toEqual([
-      ['1080p', 1920, 1080, 30],
-      ['360p', 640, 360, 25],
-    ]);
-    expect(pipeline.opts.inputLoss).toEqual({ type: 'COLOR', color: '#00FF00' });
-    expect(pipeline.opts.audioOnly).toBe(false);
-    // What the pipeline publishes lands under the channel's prefix and plays from /media/live.
-    const master = await fetch(`${p.baseUrl}/media/live/${t.id}/${id}/master.m3u8`);
+    // What the pipeline publishes lands under the channel's prefix and plays from /media/live: the channel's ladder,
+    // and the input-loss colour (green) until an encoder connects.
+    const master = await fetch(media404(id, 'master.m3u8'));
     expect(master.status).toBe(200);
-    expect(await master.text()).toMatch(/^#EXTM3U/);
+    const masterText = await master.text();
+    expect(masterText).toMatch(/^#EXTM3U/);
+    expect(masterText.match(/RESOLUTION=\d+x\d+,FRAME-RATE=[\d.]+/g)).toEqual(['RESOLUTION=256x144,FRAME-RATE=25.000']);
+    expect(masterText).toContain('URI="audio.m3u8"');
+    const green = await latestPicture(id, '144p');
+    expect(green.g).toBeGreaterThan(200);
+    expect(green.r + green.b).toBeLessThan(60);
 
-    const key = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl.split('/').pop();
-    const ingest = fake.ingest();
-    expect(ingest.connect('wrong-key', '10.1.2.3')).toMatch(/^refused/);
-    expect(ingest.connect(key, '192.0.2.1')).toMatch(/^refused: .*whitelistCidr/);
-    expect(ingest.connect(key, '::ffff:10.1.2.3')).toBe(id);
-    // An encoder crash (the media layer restarts it) shows in internalStatus and as an error event; status stays On.
-    pipeline.opts.onEvent({ type: 'encoder.failed', message: 'ffmpeg exited with signal SIGSEGV' });
+    const url = await ingestUrl(id);
+    expect(url).toMatch(/^rtmp:\/\/127\.0\.0\.1:\d+\/live\/[A-Za-z0-9_-]{32}$/);
+    const key = keyOf(url);
+    // A wrong key, and this machine's address (outside 10.1.0.0/16), are refused at connect: ffmpeg gives up.
+    expect(await push(url.replace(/[^/]+$/, 'not-the-key')).exited).not.toBe(0);
+    expect(await push(url).exited).not.toBe(0);
+    expect(r.authorize(key, '192.0.2.1')).toEqual({ refused: expect.stringMatching(/whitelistCidr/) });
+    expect(r.authorize(key, '::ffff:10.1.2.3')).toEqual({ channelId: id });
+    expect(await count(id, 'live.channel.input.connected')).toBe(0);
+
+    // The slate run crashes (kill -9): internalStatus and an error event say so, status stays On, and it recovers.
+    const [slateRun] = encoderPids(channelDir(id));
+    expect(slateRun).toBeGreaterThan(0);
+    process.kill(slateRun!, 'SIGKILL');
     await until(
-      () => t.json('GET', `/live/v1/channels/${id}`),
-      (r) => /^EncoderFailed: .*SIGSEGV/.test(r.body.internalStatus),
-      { timeoutMs: 10_000, everyMs: 50 },
+      () => channel(id),
+      (c) => /^EncoderFailed: .*SIGKILL/.test(c.internalStatus ?? ''),
+      { timeoutMs: 30_000, everyMs: 20 },
     );
     expect(await status(id)).toBe('On');
-    pipeline.opts.onEvent({ type: 'encoder.recovered' });
     await until(
-      () => t.json('GET', `/live/v1/channels/${id}`),
-      (r) => r.body.internalStatus === 'InputConnected',
-      { timeoutMs: 10_000, everyMs: 50 },
+      () => channel(id),
+      (c) => c.internalStatus === 'InputLost',
+      { timeoutMs: 30_000, everyMs: 50 },
     );
-    expect(pipeline.inputs.at(-1)).toMatchObject({ url: `rtmp://127.0.0.1:19350/internal/${id}` });
-    expect(pipeline.inputs.at(-1)!.bytesReceived!()).toBe(1000);
     await until(
-      () => eventTypes(id),
-      (e) => e.includes('live.channel.input.connected'),
-      { timeoutMs: 10_000, everyMs: 50 },
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 1 && pids[0] !== slateRun,
+      { timeoutMs: 30_000, everyMs: 50 },
     );
-    ingest.disconnect(id);
-    expect(pipeline.inputs.at(-1)).toBeNull();
+
+    // The whitelist now holds this machine: the runner applies the PATCH at its next pass.
+    expect((await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '127.0.0.0/8' } })).status).toBe(200);
     await until(
-      () => eventTypes(id),
-      (e) => e.includes('live.channel.input.lost'),
-      { timeoutMs: 10_000, everyMs: 50 },
+      async () => r.authorize(key, '127.0.0.1'),
+      (v) => 'channelId' in v,
+      { timeoutMs: 10_000, everyMs: 20 },
     );
-    expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toBe('InputLost');
+    let live = push(url);
+    await waitEvents(id, 'live.channel.input.connected', 1);
+    expect((await channel(id)).internalStatus).toBe('InputConnected');
+    // The players get testsrc2's picture, not a flat colour.
+    await until(
+      () => latestPicture(id, '144p'),
+      (px) => px.spread > 100,
+      { timeoutMs: 30_000, everyMs: 100 },
+    );
+
+    // The live run crashes: an error event, the input lost, then the pipeline reads the ingest again by itself.
+    const [liveRun] = encoderPids(channelDir(id));
+    process.kill(liveRun!, 'SIGKILL');
+    await waitEvents(id, 'live.channel.error', 2);
+    await waitEvents(id, 'live.channel.input.lost', 1);
+    await waitEvents(id, 'live.channel.input.connected', 2);
+    await until(
+      () => channel(id),
+      (c) => c.internalStatus === 'InputConnected',
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
+    const crash = (await eventsOf(id)).filter((e) => e.type === 'live.channel.error').at(-1)!;
+    expect(crash.data).toMatchObject({ id, status: 'On', message: expect.stringMatching(/SIGKILL/) });
+    expect(JSON.stringify(crash.data)).not.toContain(key);
+
+    // The encoder goes away: the input is lost.
+    await live.stop();
+    await waitEvents(id, 'live.channel.input.lost', 2);
+    expect((await channel(id)).internalStatus).toBe('InputLost');
 
     // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
-    expect(ingest.connect(key, '10.1.2.3')).toBe(id);
-    const rotated = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.split('/').pop();
-    await until(
-      async () => ingest.kicked.includes(id),
-      (v) => v,
-      { timeoutMs: 10_000, everyMs: 50 },
+    live = push(url);
+    await waitEvents(id, 'live.channel.input.connected', 3);
+    const rotatedUrl = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.replace(
+      '//localhost:',
+      '//127.0.0.1:',
     );
-    expect(ingest.connect(key, '10.1.2.3')).toMatch(/^refused/);
-    expect(ingest.connect(rotated, '10.1.2.3')).toBe(id);
+    const rotated = keyOf(rotatedUrl);
+    expect(rotated).not.toBe(key);
+    expect(await live.exited).not.toBe(0);
+    await waitEvents(id, 'live.channel.input.lost', 3);
+    expect(await push(url).exited).not.toBe(0);
+    live = push(rotatedUrl);
+    await waitEvents(id, 'live.channel.input.connected', 4);
 
     expect(await t.call('POST', `/live/v1/channels/${id}/stop`).then((res) => res.status)).toBe(200);
     await waitStatus(id, 'Off');
-    expect(pipeline.stopped).toBe(true);
+    // Stopping disconnects the encoder and ends every ffmpeg run of the channel.
+    expect(await live.exited).not.toBe(0);
+    expect(encoderPids(channelDir(id))).toEqual([]);
     expect(await lease(id)).toBeNull();
-    expect(ingest.connect(rotated, '10.1.2.3')).toMatch(/^refused/);
+    expect(r.authorize(rotated, '127.0.0.1')).toEqual({ refused: expect.any(String) });
     const types = await eventTypes(id);
     expect(types.filter((e) => !e.startsWith('live.channel.input') && e !== 'live.channel.updated')).toEqual([
       'live.channel.created',
       'live.channel.starting',
       'live.channel.on',
       'live.channel.error',
+      'live.channel.error',
       'live.channel.stopping',
       'live.channel.off',
     ]);
-    expect(types.filter((e) => e === 'live.channel.on')).toHaveLength(1);
+    expect(types.filter((e) => e.startsWith('live.channel.input'))).toEqual([
+      'live.channel.input.connected',
+      'live.channel.input.lost',
+      'live.channel.input.connected',
+      'live.channel.input.lost',
+      'live.channel.input.connected',
+      'live.channel.input.lost',
+      'live.channel.input.connected',
+    ]);
     await r.close();
 
-    // What the runner sampled is in the channel's statistics (written at close, and every 10 s while running).
-    const stats = (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=3600&aggregationFunction=Sum`)).body.metrics;
-    expect(stats.segmentsWritten.data.reduce((a: number, d: any) => a + d.value, 0)).toBe(pipeline.stats().segmentsWritten);
-    expect(stats.inputBitrate.data.length).toBeGreaterThan(0);
-    expect(Math.max(...stats.inputBitrate.data.map((d: any) => d.value))).toBeLessThanOrEqual(2500);
+    // What the runner sampled is in the channel's statistics (written at close, and every 10 s while running): every
+    // segment the pipeline published, of every track, is counted once.
+    const published = listFiles(storeDir(id)).filter((f) => f.endsWith('.m4s')).length;
+    expect(published).toBeGreaterThan(0);
+    expect(total((await minuteStats(id, 'Sum')).segmentsWritten)).toBe(published);
   });
 
-  it('an audio channel gets no video ladder; a pulled input is set at start and looped', async () => {
-    const fake = fakeMedia();
-    runner('live-audio', fake.media);
-    const id = await create({
-      transmissionType: 'Audio',
-      input: { type: 'MP4_FILE', mp4Sources: [{ url: 'http://127.0.0.1:9/loop.mp4', username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } },
-    });
+  it('statistics: the input bitrate and frame rate are what the encoder sent, the connected time what it was connected', async () => {
+    runner('live-stats');
+    const id = await create();
     await t.call('POST', `/live/v1/channels/${id}/start`);
-    // 127.0.0.1 is a loopback address: the address guard refuses it unless MEDIAPLANE_FETCH_ALLOW_PRIVATE is set.
-    await waitStatus(id, 'Error');
-    const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
-    expect(ch.internalStatus).toMatch(/loopback/);
-    expect(await lease(id)).toBeNull();
-    expect(await eventTypes(id)).toContain('live.channel.error');
-    p.ctx.config.fetchAllowPrivate = true;
-    try {
-      await t.call('POST', `/live/v1/channels/${id}/start`);
-      await waitStatus(id, 'On');
-      const pipeline = fake.pipelines.get(id)!;
-      expect(pipeline.opts.audioOnly).toBe(true);
-      expect(pipeline.opts.renditions).toEqual([]);
-      expect(pipeline.inputs[0]).toEqual({ url: 'http://u:p%40ss@127.0.0.1:9/loop.mp4', loop: true });
-    } finally {
-      p.ctx.config.fetchAllowPrivate = false;
-    }
+    await waitStatus(id, 'On');
+    const seconds = 10;
+    const sent = push(await ingestUrl(id), seconds);
+    await waitEvents(id, 'live.channel.input.connected', 1);
+    expect(await sent.exited).toBe(0);
+    await waitEvents(id, 'live.channel.input.lost', 1);
     await t.call('POST', `/live/v1/channels/${id}/stop`);
     await waitStatus(id, 'Off');
+    for (const r of runners.splice(0)) await r.close();
+
+    const avg = await minuteStats(id, 'Avg');
+    const sum = await minuteStats(id, 'Sum');
+    // A minute's figure averages its samples, and the seconds before the first live segment count as 0: the best
+    // minute holds most of the push. The band is wide, but a figure of 0 or one not measured would fall outside it.
+    const kbps = PUSH_VIDEO_KBPS + PUSH_AUDIO_KBPS;
+    const bitrate = Math.max(...avg.inputBitrate.data.map((d: any) => d.value));
+    expect(bitrate).toBeGreaterThanOrEqual(kbps * 0.5);
+    expect(bitrate).toBeLessThanOrEqual(kbps * 2);
+    // Pushed at 15 fps into a 25 fps rung: the input's rate, not the output's (the duplicated frames are taken out).
+    const fps = Math.max(...avg.inputFrameRate.data.map((d: any) => d.value));
+    expect(fps).toBeGreaterThanOrEqual(PUSH_FPS * 0.5);
+    expect(fps).toBeLessThanOrEqual(PUSH_FPS * 1.4);
+    const connected = total(sum.ingestConnectedSeconds);
+    expect(connected).toBeGreaterThan(seconds * 0.4);
+    expect(connected).toBeLessThanOrEqual(seconds + 2);
+    const published = listFiles(storeDir(id)).filter((f) => f.endsWith('.m4s')).length;
+    expect(total(sum.segmentsWritten)).toBe(published);
   });
 
-  it('fetches the input-loss slate through the address guard and gives the pipeline its picture', async () => {
-    const png = Buffer.from('89504e470d0a1a0a', 'hex');
-    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const slate = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate`;
-    const fake = fakeMedia();
-    runner('live-slate', fake.media);
+  it('an audio channel gets no video ladder; a pulled input is set at start, with its credentials, and looped', async () => {
+    // The source asks for the channel's credentials, as a protected origin would.
+    const credentials = `Basic ${Buffer.from('u:p@ss').toString('base64')}`;
+    const source = await serve((req) => (req.headers.authorization === credentials ? { type: 'video/mp4', body: mp4 } : 'unauthorized'));
+    runner('live-audio');
     try {
-      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: slate } } });
+      const id = await create({
+        transmissionType: 'Audio',
+        input: { type: 'MP4_FILE', mp4Sources: [{ url: `${source.url}/loop.mp4`, username: 'u', password: 'p@ss' }], inputLoss: { type: 'COLOR' } },
+      });
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      // 127.0.0.1 is a loopback address: the address guard refuses it unless MEDIAPLANE_FETCH_ALLOW_PRIVATE is set.
+      await waitStatus(id, 'Error');
+      expect((await channel(id)).internalStatus).toMatch(/loopback/);
+      expect(await lease(id)).toBeNull();
+      expect(await eventTypes(id)).toContain('live.channel.error');
+      expect(source.requests).toHaveLength(0);
+      p.ctx.config.fetchAllowPrivate = true;
+      try {
+        await t.call('POST', `/live/v1/channels/${id}/start`);
+        await waitStatus(id, 'On');
+        // The 2 s clip plays as the live input, read again from the start as it ends: looped.
+        await waitEvents(id, 'live.channel.input.connected', 1);
+        const served = () => source.requests.filter((r) => r.headers.authorization === credentials).length;
+        await until(
+          async () => served(),
+          (n) => n >= 3,
+          { timeoutMs: 60_000, everyMs: 50 },
+        );
+      } finally {
+        p.ctx.config.fetchAllowPrivate = false;
+      }
+      const master = await (await fetch(media404(id, 'master.m3u8'))).text();
+      expect(master).not.toContain('RESOLUTION');
+      expect(master.split('\n').filter((l) => l && !l.startsWith('#'))).toEqual(['audio.m3u8']);
+      expect(readdirSync(storeDir(id))).not.toContain('144p');
+      await t.call('POST', `/live/v1/channels/${id}/stop`);
+      await waitStatus(id, 'Off');
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('fetches the input-loss slate through the address guard and shows its picture', async () => {
+    const slate = await serve(() => ({ type: 'image/png', body: png }));
+    runner('live-slate');
+    try {
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${slate.url}/slate` } } });
       await t.call('POST', `/live/v1/channels/${id}/start`);
       // A loopback address: refused unless private addresses are allowed.
       await waitStatus(id, 'Error');
-      expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toMatch(/loopback/);
+      expect((await channel(id)).internalStatus).toMatch(/loopback/);
+      expect(slate.requests).toHaveLength(0);
       p.ctx.config.fetchAllowPrivate = true;
-      await t.call('POST', `/live/v1/channels/${id}/start`);
-      await waitStatus(id, 'On');
-      const loss = fake.pipelines.get(id)!.opts.inputLoss;
-      expect(loss.type).toBe('SLATE');
-      const imagePath = (loss as { imagePath: string }).imagePath;
-      expect(imagePath).toMatch(/\.png$/);
-      expect(readFileSync(imagePath)).toEqual(png);
+      try {
+        await t.call('POST', `/live/v1/channels/${id}/start`);
+        await waitStatus(id, 'On');
+      } finally {
+        p.ctx.config.fetchAllowPrivate = false;
+      }
+      // Saved with its picture type's extension, as fetched; the channel shows it (red) while no encoder is connected.
+      expect(readFileSync(join(channelDir(id), 'slate.png'))).toEqual(png);
+      const red = await latestPicture(id, '144p');
+      expect(red.r).toBeGreaterThan(200);
+      expect(red.g + red.b).toBeLessThan(60);
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
     } finally {
-      p.ctx.config.fetchAllowPrivate = false;
-      server.close();
+      await slate.close();
     }
   });
 
-  it('a pipeline that cannot start turns the channel Error, and it can be started again', async () => {
-    const fake = fakeMedia();
-    runner('live-err', fake.media);
+  it('an encoder that cannot run at all turns the channel Error, and it can be started again', async () => {
+    runner('live-err');
     const id = await create();
-    failingChannel = id;
-    await t.call('POST', `/live/v1/channels/${id}/start`);
-    await waitStatus(id, 'Error');
-    expect((await t.json('GET', `/live/v1/channels/${id}`)).body.internalStatus).toContain('ffmpeg exited with code 1');
-    failingChannel = '';
+    const before = process.env.FFMPEG_PATH;
+    process.env.FFMPEG_PATH = join(media, 'no-such-ffmpeg');
+    try {
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      await waitStatus(id, 'Error');
+    } finally {
+      if (before === undefined) delete process.env.FFMPEG_PATH;
+      else process.env.FFMPEG_PATH = before;
+    }
+    const failed = await channel(id);
+    expect(failed.internalStatus).toMatch(/^Could not start: .*could not be started.*FFMPEG_PATH/);
+    expect(await lease(id)).toBeNull();
+    const error = (await eventsOf(id)).filter((e) => e.type === 'live.channel.error').at(-1)!;
+    expect(error.data).toMatchObject({ id, status: 'Error', previousStatus: 'Starting' });
     await t.call('POST', `/live/v1/channels/${id}/start`);
     await waitStatus(id, 'On');
+    expect((await eventTypes(id)).filter((e) => e === 'live.channel.on')).toHaveLength(1);
     await t.call('POST', `/live/v1/channels/${id}/stop`);
     await waitStatus(id, 'Off');
+    expect(encoderPids(channelDir(id))).toEqual([]);
   });
 
   it('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
-    let answered = false;
-    const server = createServer((_req, res) =>
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
-        answered = true;
-      }, 1500),
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const slow = await serve(() => ({ type: 'image/png', body: png, delayMs: 1500 }));
     p.ctx.config.fetchAllowPrivate = true;
-    const fake = fakeMedia();
-    runner('live-slow', fake.media);
+    runner('live-slow');
     try {
-      const id = await create({
-        input: { inputLoss: { type: 'SLATE', imageSlateUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slate.png` } },
-      });
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${slow.url}/slate.png` } } });
       await t.call('POST', `/live/v1/channels/${id}/start`);
       await until(
-        () => lease(id),
-        (o) => o === 'live-slow',
+        async () => slow.requests.length,
+        (n) => n === 1,
         { timeoutMs: 10_000, everyMs: 20 },
       );
+      expect(await lease(id)).toBe('live-slow');
       await t.call('POST', `/live/v1/channels/${id}/stop`);
       await waitStatus(id, 'Off');
-      await until(
-        async () => answered,
-        (v) => v,
-        { timeoutMs: 10_000, everyMs: 20 },
-      );
-      await new Promise((r) => setTimeout(r, 200));
-      // The start went no further than the fetch, or its pipeline was stopped: no encoder is left running.
-      const pipeline = fake.pipelines.get(id);
-      expect(pipeline === undefined || pipeline.stopped).toBe(true);
+      // `Off` is written only once the start in progress has ended: the fetch was answered, and no run followed it.
+      expect(slow.answered()).toBe(1);
+      expect(await lease(id)).toBeNull();
+      expect(encoderPids(channelDir(id))).toEqual([]);
+      expect(existsSync(join(storeDir(id), 'master.m3u8'))).toBe(false);
       expect(await eventTypes(id)).not.toContain('live.channel.on');
     } finally {
       p.ctx.config.fetchAllowPrivate = false;
-      server.close();
+      await slow.close();
+    }
+  });
+
+  it('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
+    const garbage = await serve(() => ({ type: 'image/png', body: Buffer.from('not a picture at all') }));
+    p.ctx.config.fetchAllowPrivate = true;
+    runner('live-stuck');
+    try {
+      const id = await create({ input: { inputLoss: { type: 'SLATE', imageSlateUri: `${garbage.url}/slate.png` } } });
+      await t.call('POST', `/live/v1/channels/${id}/start`);
+      await until(
+        async () => encoderPids(channelDir(id)),
+        (pids) => pids.length === 1,
+        { timeoutMs: 30_000, everyMs: 50 },
+      );
+      expect(await status(id)).toBe('Starting');
+      await t.call('POST', `/live/v1/channels/${id}/stop`);
+      await waitStatus(id, 'Off');
+      expect(encoderPids(channelDir(id))).toEqual([]);
+      expect(await eventTypes(id)).not.toContain('live.channel.on');
+    } finally {
+      p.ctx.config.fetchAllowPrivate = false;
+      await garbage.close();
     }
   });
 
   it('another live process takes over a channel whose owner gave it back or died, and it stays On', async () => {
-    const a = fakeMedia();
-    const ra = runner('live-one', a.media);
+    const ra = runner('live-one');
     const id = await create();
     await t.call('POST', `/live/v1/channels/${id}/start`);
     await waitStatus(id, 'On');
     expect(await lease(id)).toBe('live-one');
+    const [first] = encoderPids(channelDir(id));
+    expect(first).toBeGreaterThan(0);
 
-    // A clean shutdown gives the lease back: the other process takes the channel at its next pass.
+    // A clean shutdown gives the lease back and stops its encoder: the other process takes the channel at its next pass.
     await ra.close();
-    expect(a.pipelines.get(id)!.stopped).toBe(true);
-    const b = fakeMedia();
-    runner('live-two', b.media);
+    expect(encoderPids(channelDir(id))).toEqual([]);
+    expect(await lease(id)).toBeNull();
+    runner('live-two');
     await until(
       () => lease(id),
       (o) => o === 'live-two',
       { timeoutMs: 10_000, everyMs: 50 },
     );
-    await until(
-      async () => b.pipelines.has(id),
-      (v) => v,
-      { timeoutMs: 10_000, everyMs: 50 },
-    );
+    const playlist = async () => (await fetch(media404(id, '144p.m3u8'))).text();
+    const before = await playlist();
+    // Its encoder publishes: the playlist moves on.
+    await until(playlist, (text) => text !== before && encoderPids(channelDir(id)).length === 1, { timeoutMs: 30_000, everyMs: 100 });
+    const [second] = encoderPids(channelDir(id));
     expect(await status(id)).toBe('On');
 
-    // An owner that died leaves its lease to run out (3 s here); then a live process takes the channel.
+    // An owner that died leaves its lease to run out; then a live process takes the channel.
     const dead = new Date(Date.now() - 1000);
     await p.ctx.db.update(liveChannels).set({ leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
     await until(
@@ -380,12 +611,24 @@ describeEachDb('Live channel runner', (kind) => {
       (o) => o === 'live-two',
       { timeoutMs: 10_000, everyMs: 50 },
     );
+    // It stopped the run it no longer held and started a new one.
+    await until(
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 1 && pids[0] !== second,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     expect(await status(id)).toBe('On');
     expect((await eventTypes(id)).filter((e) => e === 'live.channel.on')).toHaveLength(1);
 
-    // A channel left Stopping by a dead owner is finished by any live process.
+    // A channel left Stopping by a dead owner is finished by any live process, and nothing keeps running it.
     await p.ctx.db.update(liveChannels).set({ status: 'Stopping', leaseOwner: 'live-dead', leaseUntil: dead }).where(eq(liveChannels.id, id));
     await waitStatus(id, 'Off');
     expect((await eventTypes(id)).at(-1)).toBe('live.channel.off');
+    await until(
+      async () => encoderPids(channelDir(id)),
+      (pids) => pids.length === 0,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
+    expect(await lease(id)).toBeNull();
   });
 });

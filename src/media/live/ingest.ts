@@ -30,6 +30,8 @@ interface Publisher {
   socket: Socket;
   lastDataAt: number;
   bytes: number;
+  /** Video frames received (coded pictures, not the codec's headers): the input's own frame rate. */
+  frames: number;
 }
 
 interface NmsSession {
@@ -41,6 +43,8 @@ interface NmsSession {
     sendStatusMessage(sid: number, level: string, code: string, description: string): void;
   };
   broadcast: { publishGraceMs: number };
+  /** Every media tag the publisher sends; run() hands it to the protocol parser, so it is wrapped before run(). */
+  onPacket(packet: { codec_type: number; flags: number }): void;
   onPush: () => void;
   run(): void;
 }
@@ -74,7 +78,7 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
       const { channelId } = verdict;
       if (!SAFE_NAME.test(channelId)) return refuse('NetStream.Publish.BadName', 'invalid channel');
       if (publishers.has(channelId)) return refuse('NetStream.Publish.BadName', 'the channel already has a publisher');
-      publisher = { channelId, socket, lastDataAt: Date.now(), bytes: 0 };
+      publisher = { channelId, socket, lastDataAt: Date.now(), bytes: 0, frames: 0 };
       publishers.set(channelId, publisher);
       // The key never reaches node-media-server: the stream is known there by its channel id.
       onPublish({ ...msg, streamName: channelId });
@@ -92,6 +96,12 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
         return;
       }
       onPlay(msg);
+    };
+    const onPacket = session.onPacket;
+    session.onPacket = (packet) => {
+      // FLV video tag (9) holding a key (3) or inter (4) frame.
+      if (publisher && packet.codec_type === 9 && (packet.flags === 3 || packet.flags === 4)) publisher.frames++;
+      onPacket(packet);
     };
     socket.on('data', (chunk: Buffer) => {
       if (!publisher) return;
@@ -139,6 +149,9 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     },
     bytesReceived(channelId) {
       return publishers.get(channelId)?.bytes;
+    },
+    framesReceived(channelId) {
+      return publishers.get(channelId)?.frames;
     },
     kick(channelId) {
       publishers.get(channelId)?.socket.destroy();

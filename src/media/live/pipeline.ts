@@ -56,6 +56,16 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   let connectedSeconds = 0;
   let droppedBefore = 0;
   let inputConnected = false;
+  /** How the first run turned out: its first segment, or a failure before any (start() rejects with it). */
+  let firstOutcome: { resolve(): void; reject(e: unknown): void } | undefined;
+  const first = new Promise<void>((resolve, reject) => (firstOutcome = { resolve, reject }));
+  first.catch(() => {});
+  const settleFirst = (error?: unknown) => {
+    const o = firstOutcome;
+    firstOutcome = undefined;
+    if (o && error !== undefined) o.reject(error);
+    else o?.resolve();
+  };
 
   const tracks = [
     ...(o.audioOnly
@@ -81,6 +91,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         const run = current;
         if (published > 0 && run && !run.firstSegment) {
           run.firstSegment = true;
+          settleFirst();
           restartDelay = RESTART_MIN_MS;
           if (failing) {
             failing = false;
@@ -103,7 +114,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     const wall = (Date.now() - availabilityStart) / 1000;
     const offset = end === 0 || wall - end > Math.max(MAX_LAG_SEGMENTS * o.segmentSeconds, MAX_LAG_MIN_S) ? Math.max(end, wall) : end;
     const abort = new AbortController();
-    const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined);
+    const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined, source.kind === 'live' ? input?.framesReceived : undefined);
     const run: Run = { id, source, abort, ended: false, exited: false, progress, firstSegment: false, done: Promise.resolve() };
     current = run;
     log.info({ run: id, kind: source.kind, offset }, 'live run starting');
@@ -132,6 +143,9 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   /** A run ended on its own: a crash (restart it, report it) or the end of a non-looping input (back to the slate). */
   function onRunExit(run: Run, error: unknown): void {
     if (stopped || current !== run) return;
+    // The channel's very first run failed before any output: the encoder cannot run at all (ffmpeg missing, a slate
+    // it cannot decode). start() fails with the reason instead of retrying for ever behind a status of Starting.
+    if (firstOutcome && error !== undefined && !run.firstSegment) return settleFirst(error);
     if (error !== undefined) {
       const message = error instanceof MediaError ? error.message : error instanceof Error ? error.message : 'ffmpeg exited';
       log.warn({ run: run.id, err: message }, 'live encoder run failed; restarting it');
@@ -183,6 +197,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       if (stopped) return;
       const old = current;
       if (old) {
+        settleFirst();
         old.ended = true;
         old.abort.abort();
         await old.done;
@@ -205,7 +220,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     }
   }
 
-  return {
+  const pipeline: LivePipeline = {
     async start() {
       if (started) return;
       started = true;
@@ -232,6 +247,12 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         watchStall();
       }, POLL_MS);
       await switchTo(desired());
+      try {
+        await first;
+      } catch (e) {
+        await pipeline.stop();
+        throw e;
+      }
     },
 
     setInput(next) {
@@ -261,6 +282,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     async stop() {
       if (stopped) return;
       stopped = true;
+      settleFirst();
       clearTimeout(restartTimer);
       clearInterval(pollTimer);
       await switching;
@@ -274,4 +296,5 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       await rm(o.workDir, { recursive: true, force: true });
     },
   };
+  return pipeline;
 }

@@ -9,7 +9,9 @@ interface Sample {
 
 /**
  * A live run's `-progress pipe:1` blocks, turned into the channel's input figures. ffmpeg counts output frames after
- * the `fps` filter; adding the frames it dropped and removing those it duplicated gives the frames that came in.
+ * the `fps` filter, and its drop/dup counters do not see what that filter repeats or drops: a 15 fps input into a
+ * 25 fps rung reads as 25. So the input's frames come from the ingest's count when there is one (a pushed input); a
+ * pulled input has only ffmpeg's figure.
  */
 export class RunProgress {
   private buffer = '';
@@ -21,7 +23,10 @@ export class RunProgress {
   lastAdvanceAt = Date.now();
   private frames = 0;
 
-  constructor(private readonly bytesReceived?: () => number) {}
+  constructor(
+    private readonly bytesReceived?: () => number,
+    private readonly framesReceived?: () => number,
+  ) {}
 
   push(chunk: string): void {
     this.buffer += chunk;
@@ -48,7 +53,8 @@ export class RunProgress {
     const now = Date.now();
     if (frames > this.frames) this.lastAdvanceAt = now;
     this.frames = frames;
-    this.samples.push({ at: now, frames: frames + this.dropped - this.duplicated, bytes: this.bytesReceived?.() ?? 0 });
+    const received = this.framesReceived ? this.framesReceived() : frames + this.dropped - this.duplicated;
+    this.samples.push({ at: now, frames: received, bytes: this.bytesReceived?.() ?? 0 });
     while (this.samples.length > 2 && now - this.samples[0]!.at > WINDOW_MS) this.samples.shift();
     this.block = {};
   }

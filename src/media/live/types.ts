@@ -16,6 +16,8 @@ export interface RtmpIngest {
   inputUrl(channelId: string): string | undefined;
   /** Bytes received from the channel's current publisher (for `LiveInput.bytesReceived`), undefined if none. */
   bytesReceived(channelId: string): number | undefined;
+  /** Video frames received from the channel's current publisher (for `LiveInput.framesReceived`), undefined if none. */
+  framesReceived(channelId: string): number | undefined;
   /** Disconnects a publisher (key rotated, channel stopped). */
   kick(channelId: string): void;
   close(): Promise<void>;
@@ -65,9 +67,17 @@ export interface LiveInput {
   loop?: boolean;
   /** Bytes received from the input so far (the ingest counts them); gives `inputBitrateKbps`. */
   bytesReceived?: () => number;
+  /**
+   * Video frames received from the input so far (the ingest counts them); gives `inputFrameRate`. Without it the rate
+   * is ffmpeg's, which counts the frames it outputs: a 15 fps input into a 25 fps rung would read as 25.
+   */
+  framesReceived?: () => number;
 }
 export interface LivePipeline {
-  /** Starts producing output at once: the input-loss slate/colour until an input is set. */
+  /**
+   * Starts producing output at once: the input-loss slate/colour until an input is set. Resolves at the first
+   * published segment; rejects (and stops) if the first run fails before any, as when ffmpeg cannot run at all.
+   */
   start(): Promise<void>;
   /** The live input (an RTMP URL from the ingest, or a file/URL looped for input.mp4Sources), or null: input lost. */
   setInput(input: LiveInput | null): void;

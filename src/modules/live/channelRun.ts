@@ -123,6 +123,9 @@ export class ChannelRun {
 
   async stop(): Promise<void> {
     this.halted = true;
+    // A pipeline still starting waits for its first segment, which an encoder that never produces one would never
+    // give: stopping it ends that start.
+    await this.pipeline?.stop();
     await this.starting?.catch(() => {});
     await this.restreams?.stop();
     const pipeline = this.pipeline;

@@ -51,6 +51,8 @@ export class ChannelRunner {
   private readonly changes: Change[] = [];
   private readonly background = new Set<Promise<void>>();
   private readonly book = new MinuteStatsBook();
+  /** Runs of a channel still stopping here: a new run of the same channel waits for them (they share a work directory). */
+  private readonly ending = new Map<string, Promise<void>>();
   private ingest: RtmpIngest | undefined;
   private ingestStarting: Promise<RtmpIngest> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -68,7 +70,10 @@ export class ChannelRunner {
   ) {
     const { rtmpPort } = ctx.config.live;
     this.owner = opts.owner ?? (rtmpPort ? `live@${hostname()}:${rtmpPort}` : `live@${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`);
-    this.log = (opts.log ?? ctx.log).child({ module: 'live', owner: this.owner });
+    this.log = (opts.log ?? ctx.log).child({
+      module: 'live',
+      owner: this.owner,
+    });
   }
 
   start(): void {
@@ -162,6 +167,8 @@ export class ChannelRunner {
     this.log.info({ channelId: row.id, status: row.status }, 'running live channel');
     this.track(async () => {
       try {
+        // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
+        await this.ending.get(row.id);
         if (run.pushed) await this.ensureIngest();
         await run.start(this.media, (e) => this.onPipelineEvent(run, e));
         // An encoder that connected while the pipeline was starting.
@@ -173,7 +180,12 @@ export class ChannelRunner {
         run.stopping = true;
         this.byKey.delete(run.streamKey);
         await run.stop().catch(() => {});
-        this.changes.push({ kind: 'error', row, run, message: `Could not start: ${message}` });
+        this.changes.push({
+          kind: 'error',
+          row,
+          run,
+          message: `Could not start: ${message}`,
+        });
         this.poke();
       }
     });
@@ -200,7 +212,7 @@ export class ChannelRunner {
     this.byKey.delete(run.streamKey);
     this.ingest?.kick(run.id);
     this.track(async () => {
-      await run.stop();
+      await this.end(run);
       this.book.sample(run);
       // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
       this.changes.push({ kind: 'off', row, run });
@@ -215,9 +227,20 @@ export class ChannelRunner {
     this.forget(run);
     this.ingest?.kick(run.id);
     this.track(async () => {
-      await run.stop();
+      await this.end(run);
       this.book.sample(run);
     });
+  }
+
+  /** Stops a run; until it has, a new run of its channel in this process waits (its cleanup would remove their files). */
+  private end(run: ChannelRun): Promise<void> {
+    const ended = run.stop();
+    const settled = ended.catch(() => {});
+    this.ending.set(run.id, settled);
+    void settled.finally(() => {
+      if (this.ending.get(run.id) === settled) this.ending.delete(run.id);
+    });
+    return ended;
   }
 
   /** A channel this process holds but does not run (its previous incarnation did): stopped by writing `Off`. */
@@ -248,7 +271,12 @@ export class ChannelRunner {
       case 'input.lost':
         return this.setInputState(run, e.type === 'input.connected');
       case 'encoder.failed':
-        this.changes.push({ kind: 'encoder', run, failed: true, message: e.message });
+        this.changes.push({
+          kind: 'encoder',
+          run,
+          failed: true,
+          message: e.message,
+        });
         return this.poke();
       case 'encoder.recovered':
         this.changes.push({ kind: 'encoder', run, failed: false });
@@ -267,7 +295,11 @@ export class ChannelRunner {
     const ingest = this.ingest;
     const url = ingest?.inputUrl(run.id);
     if (!ingest || !url) return;
-    run.pipeline?.setInput({ url, bytesReceived: () => ingest.bytesReceived(run.id) ?? 0 });
+    run.pipeline?.setInput({
+      url,
+      bytesReceived: () => ingest.bytesReceived(run.id) ?? 0,
+      framesReceived: () => ingest.framesReceived(run.id) ?? 0,
+    });
     run.restreams?.setSource({ url });
   }
 
@@ -310,7 +342,9 @@ export class ChannelRunner {
     const run = this.byKey.get(streamKey);
     if (!run || run.stopping) return { refused: 'no started channel has this stream key' };
     if (run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
-      return { refused: `${remoteAddress} is outside the channel's input.whitelistCidr` };
+      return {
+        refused: `${remoteAddress} is outside the channel's input.whitelistCidr`,
+      };
     }
     return { channelId: run.id };
   }
@@ -336,7 +370,11 @@ export class ChannelRunner {
               .returning({ id: liveChannels.id });
             if (!row) continue;
             c.run.status = 'On';
-            await recordLiveEvent(tx, c.run.tenantId, 'live.channel.on', { id: c.run.id, status: 'On', previousStatus: 'Starting' });
+            await recordLiveEvent(tx, c.run.tenantId, 'live.channel.on', {
+              id: c.run.id,
+              status: 'On',
+              previousStatus: 'Starting',
+            });
           } else if (c.kind === 'input') {
             const internalStatus = c.connected ? 'InputConnected' : 'InputLost';
             const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
@@ -368,7 +406,12 @@ export class ChannelRunner {
           } else if (c.kind === 'error') {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Error', internalStatus: c.message.slice(0, 500), restreamStatus: {}, ...release() })
+              .set({
+                status: 'Error',
+                internalStatus: c.message.slice(0, 500),
+                restreamStatus: {},
+                ...release(),
+              })
               .where(mine(c.row.id))
               .returning({ id: liveChannels.id });
             if (row)
@@ -381,17 +424,31 @@ export class ChannelRunner {
           } else {
             const [row] = await tx
               .update(liveChannels)
-              .set({ status: 'Off', internalStatus: null, restreamStatus: {}, ...release() })
+              .set({
+                status: 'Off',
+                internalStatus: null,
+                restreamStatus: {},
+                ...release(),
+              })
               .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
               .returning({ id: liveChannels.id });
-            if (row) await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', { id: c.row.id, status: 'Off', previousStatus: 'Stopping' });
+            if (row)
+              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', {
+                id: c.row.id,
+                status: 'Off',
+                previousStatus: 'Stopping',
+              });
           }
         }
         for (const r of dirty) {
           if (r.restreams) await tx.update(liveChannels).set({ restreamStatus: r.restreams.statuses() }).where(mine(r.id));
         }
         for (const row of sweep ? await finishOrphanStops(tx) : []) {
-          await recordLiveEvent(tx, row.tenantId, 'live.channel.off', { id: row.id, status: 'Off', previousStatus: 'Stopping' });
+          await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {
+            id: row.id,
+            status: 'Off',
+            previousStatus: 'Stopping',
+          });
         }
       });
     } catch (err) {
