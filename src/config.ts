@@ -78,7 +78,7 @@ interface LiveConfig {
   workDir: string;
 }
 
-/** Webhook delivery; the retry schedule is described in docs/decisions.md. */
+/** Webhook delivery; the retry schedule is described in docs/decisions/notifications.md. */
 export interface WebhookConfig {
   /** A delivery attempt with no complete 200 answer within this time is a failed attempt. */
   timeoutMs: number;

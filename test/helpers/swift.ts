@@ -8,7 +8,7 @@ import { until } from './until.ts';
 /**
  * A real S3-compatible server for the tests: OpenStack Swift with its s3api middleware, one replica on one local
  * device, from Debian's packages (scripts/ensure-system-deps.sh swift). Credentials: access key `test:tester`,
- * secret `testing` (tempauth). See docs/decisions.md for why Swift.
+ * secret `testing` (tempauth). See docs/decisions/vod-files.md for why Swift.
  */
 export interface SwiftServer {
   endpoint: string;

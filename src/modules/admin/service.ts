@@ -79,7 +79,7 @@ export interface TenantPatch {
 /**
  * The operator changes a tenant's status and limits, nothing else: other properties (`name`, `id`, dates) are
  * ignored like any unknown one. A name is not renamed: it is the tenant's host (`{name}.{public domain}`) and how
- * the CLI and scripts find it (docs/decisions.md, "Tenants are not renamed").
+ * the CLI and scripts find it (docs/decisions/platform.md, "Tenants are not renamed").
  */
 export async function updateTenant(db: Queryable, idOrName: string, patch: TenantPatch) {
   const { status, statusMessage, channelsLimit } = patch;

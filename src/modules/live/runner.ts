@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { and, eq } from 'drizzle-orm';
-import { release } from '../../db/lease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { ChannelRun } from './channelRun.ts';
@@ -9,7 +8,8 @@ import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './
 import { liveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
 import { MinuteStatsBook } from './minuteStats.ts';
 import type { ChannelRow } from './present.ts';
-import { ChannelRestreams, type RestreamNotice } from './restreams.ts';
+import { ChannelRestreams } from './restreams.ts';
+import { writeChange, type Change } from './runnerChanges.ts';
 import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
@@ -21,15 +21,6 @@ const STATS_FLUSH_MS = 10_000;
 const ORPHAN_SWEEP_MS = 5_000;
 /** A change worth writing soon (the first segment, an input lost) is written within this, not at the next pass. */
 const SOON_MS = 50;
-
-/** A change the runner saw, written with its event in the next pass's one transaction. */
-type Change =
-  | { kind: 'on'; run: ChannelRun }
-  | { kind: 'input'; run: ChannelRun; connected: boolean }
-  | { kind: 'encoder'; run: ChannelRun; failed: boolean; message?: string }
-  | { kind: 'error'; row: ChannelRow; run: ChannelRun; message: string }
-  | { kind: 'restream'; run: ChannelRun; notice: RestreamNotice }
-  | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 export interface RunnerOptions {
   /** The media layer, `src/media/live/` by default; tests may pass a stand-in. */
@@ -360,88 +351,13 @@ export class ChannelRunner {
     for (const r of dirty) r.restreamsDirty = false;
     try {
       await db.transaction(async (tx) => {
-        const mine = (id: string) => and(eq(liveChannels.id, id), eq(liveChannels.leaseOwner, this.owner));
-        for (const c of batch) {
-          if (c.kind === 'on') {
-            const [row] = await tx
-              .update(liveChannels)
-              .set({ status: 'On' })
-              .where(and(mine(c.run.id), eq(liveChannels.status, 'Starting')))
-              .returning({ id: liveChannels.id });
-            if (!row) continue;
-            c.run.status = 'On';
-            await recordLiveEvent(tx, c.run.tenantId, 'live.channel.on', {
-              id: c.run.id,
-              status: 'On',
-              previousStatus: 'Starting',
-            });
-          } else if (c.kind === 'input') {
-            const internalStatus = c.connected ? 'InputConnected' : 'InputLost';
-            const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
-            if (row)
-              await recordLiveEvent(tx, c.run.tenantId, c.connected ? 'live.channel.input.connected' : 'live.channel.input.lost', {
-                id: c.run.id,
-                status: c.run.status,
-              });
-          } else if (c.kind === 'encoder') {
-            const internalStatus = c.failed ? `EncoderFailed: ${c.message ?? 'unknown'}`.slice(0, 500) : c.run.inputConnected ? 'InputConnected' : 'InputLost';
-            const [row] = await tx.update(liveChannels).set({ internalStatus }).where(mine(c.run.id)).returning({ id: liveChannels.id });
-            if (row && c.failed)
-              await recordLiveEvent(tx, c.run.tenantId, 'live.channel.error', {
-                id: c.run.id,
-                status: c.run.status,
-                message: c.message ?? 'the encoder failed; restarting it',
-              });
-          } else if (c.kind === 'restream') {
-            const n = c.notice;
-            const failed = n.event.type === 'failed';
-            await recordLiveEvent(tx, c.run.tenantId, failed ? 'live.channel.restream.failed' : 'live.channel.restream.recovered', {
-              id: c.run.id,
-              status: c.run.status,
-              restreamId: n.restreamId,
-              destination: n.destination,
-              url: n.url,
-              ...(n.event.type === 'failed' ? { message: n.event.message } : {}),
-            });
-          } else if (c.kind === 'error') {
-            const [row] = await tx
-              .update(liveChannels)
-              .set({
-                status: 'Error',
-                internalStatus: c.message.slice(0, 500),
-                restreamStatus: {},
-                ...release(),
-              })
-              .where(mine(c.row.id))
-              .returning({ id: liveChannels.id });
-            if (row)
-              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', {
-                id: c.row.id,
-                status: 'Error',
-                previousStatus: c.row.status,
-                message: c.message,
-              });
-          } else {
-            const [row] = await tx
-              .update(liveChannels)
-              .set({
-                status: 'Off',
-                internalStatus: null,
-                restreamStatus: {},
-                ...release(),
-              })
-              .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
-              .returning({ id: liveChannels.id });
-            if (row)
-              await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', {
-                id: c.row.id,
-                status: 'Off',
-                previousStatus: 'Stopping',
-              });
-          }
-        }
+        for (const c of batch) await writeChange(tx, this.owner, c);
         for (const r of dirty) {
-          if (r.restreams) await tx.update(liveChannels).set({ restreamStatus: r.restreams.statuses() }).where(mine(r.id));
+          if (r.restreams)
+            await tx
+              .update(liveChannels)
+              .set({ restreamStatus: r.restreams.statuses() })
+              .where(and(eq(liveChannels.id, r.id), eq(liveChannels.leaseOwner, this.owner)));
         }
         for (const row of sweep ? await finishOrphanStops(tx) : []) {
           await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {

@@ -9,7 +9,7 @@ declare module '../../platform/events.ts' {
   }
 }
 
-/** The spec's sample names, accepted in subscriptions for the type they stand for (docs/decisions.md). */
+/** The spec's sample names, accepted in subscriptions for the type they stand for (docs/decisions/notifications.md). */
 const EVENT_TYPE_ALIASES: Readonly<Record<string, EventType>> = {
   VodAssetCreated: 'vod.asset.created',
   VodAssetDeleted: 'vod.asset.deleted',

@@ -49,7 +49,7 @@ export interface SigningSecrets {
 export const newSigningSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
 
 /**
- * The headers that sign one delivery attempt (key derivation in docs/decisions.md):
+ * The headers that sign one delivery attempt (key derivation in docs/decisions/notifications.md):
  * - `X_SVC_SIGNATURE_V1` (spec): hex HMAC-SHA256 of the raw body, keyed with the current secret string as given.
  *   The spec's header holds one signature: during a rotation's overlap it is the new secret's.
  * - Standard Webhooks: `webhook-signature` is `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`,
