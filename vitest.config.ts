@@ -9,6 +9,8 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: media tests run ffmpeg, so two files at a time is the most the machine takes.
     maxWorkers: 2,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default'],
+    // The platforms tests start log what an operator would see at info; warnings and errors are enough in a test run.
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   },
 });
