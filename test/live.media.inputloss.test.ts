@@ -96,6 +96,34 @@ describe('live media: input loss and supervision', () => {
     pipeline = undefined;
   });
 
+  it('an encoder that sends video only goes live, with a silent audio track (no restarts, no slate)', async () => {
+    const p = localPipeline(join(tmp.dir, 'video-only'), { channelId: CHANNEL });
+    pipeline = p.pipeline;
+    await pipeline.start();
+    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { videoOnly: true });
+    try {
+      await waitForPicture('live frames from a video-only input', p.outDir, isPattern);
+      // The audio rendition goes on through the live run: its newest segment holds one AAC stream.
+      const audio = readPlaylist(join(p.outDir, 'audio.m3u8'))!.segments.at(-1)!;
+      const probed = await runFfprobe([
+        '-v',
+        'error',
+        '-show_entries',
+        'stream=codec_name',
+        '-of',
+        'csv=p=0',
+        `concat:${join(p.outDir, audio.map!)}|${join(p.outDir, audio.uri)}`,
+      ]);
+      expect(probed.trim()).toBe('aac');
+    } finally {
+      await encoder.stop();
+    }
+    expect(p.events.filter((e) => e.type === 'encoder.failed')).toEqual([]);
+    expect(p.events.filter((e) => e.type === 'input.connected')).toHaveLength(1);
+    await pipeline.stop();
+    pipeline = undefined;
+  });
+
   it('a stalled encoder (connected, sending nothing) is an input loss too', async () => {
     const p = localPipeline(join(tmp.dir, 'stall'), { channelId: CHANNEL });
     pipeline = p.pipeline;

@@ -57,7 +57,7 @@ export function localPipeline(
 /** An encoder pushing a moving test pattern with a tone over RTMP, in real time, until stopped. */
 export function pushRtmp(
   url: string,
-  { size = '320x180', rate = 25, seconds = 600 }: { size?: string; rate?: number; seconds?: number } = {},
+  { size = '320x180', rate = 25, seconds = 600, videoOnly = false }: { size?: string; rate?: number; seconds?: number; videoOnly?: boolean } = {},
 ): {
   child: ChildProcess;
   exited: Promise<number | null>;
@@ -76,11 +76,7 @@ export function pushRtmp(
       'lavfi',
       '-i',
       `testsrc2=size=${size}:rate=${rate}`,
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000',
+      ...(videoOnly ? [] : ['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000']),
       '-t',
       String(seconds),
       '-c:v',
@@ -93,10 +89,7 @@ export function pushRtmp(
       String(rate),
       '-pix_fmt',
       'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '64k',
+      ...(videoOnly ? ['-an'] : ['-c:a', 'aac', '-b:a', '64k']),
       '-f',
       'flv',
       url,

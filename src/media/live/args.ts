@@ -5,7 +5,8 @@ export const AUDIO_TRACK = 'audio';
 const AUDIO_BITRATE = 128_000;
 export const audioBandwidth = AUDIO_BITRATE;
 
-export type RunSource = { kind: 'live'; url: string; loop: boolean } | { kind: 'slate'; loss: InputLoss };
+/** `silent`: the input has no audio track; the run adds a silent one, so every run has the same tracks. */
+export type RunSource = { kind: 'live'; url: string; loop: boolean; silent?: boolean } | { kind: 'slate'; loss: InputLoss };
 
 export interface RunArgs {
   source: RunSource;
@@ -40,6 +41,10 @@ export function runArgs(a: RunArgs): string[] {
     args.push('-analyzeduration', '1000000', '-probesize', '1000000');
     if (a.source.loop) args.push('-re', '-stream_loop', '-1');
     args.push('-i', a.source.url);
+    if (a.source.silent && !a.audioOnly) {
+      args.push('-re', '-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=stereo');
+      audioIn = '1:a';
+    }
   } else {
     const loss = a.source.loss;
     if (a.audioOnly) {

@@ -81,7 +81,10 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     { name: AUDIO_TRACK, kind: 'audio' as const, bandwidth: audioBandwidth },
   ];
 
-  const desired = (): RunSource => (input ? { kind: 'live', url: input.url, loop: input.loop ?? false } : { kind: 'slate', loss: o.inputLoss });
+  /** The current input turned out to have no audio track (an encoder that sends video only). */
+  let inputSilent = false;
+  const desired = (): RunSource =>
+    input ? { kind: 'live', url: input.url, loop: input.loop ?? false, silent: inputSilent } : { kind: 'slate', loss: o.inputLoss };
 
   const poll = () => {
     polling = polling.then(async () => {
@@ -143,6 +146,19 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   /** A run ended on its own: a crash (restart it, report it) or the end of a non-looping input (back to the slate). */
   function onRunExit(run: Run, error: unknown): void {
     if (stopped || current !== run) return;
+    // An input without audio (the stream map finds no audio track): run it again with a silent track, at once.
+    if (
+      error !== undefined &&
+      run.source.kind === 'live' &&
+      !run.source.silent &&
+      !o.audioOnly &&
+      /\ba:0\b[^;]*matches no streams/.test(String((error as Error)?.message))
+    ) {
+      log.info({ run: run.id }, 'the live input has no audio; adding a silent track');
+      inputSilent = true;
+      void switchTo(desired());
+      return;
+    }
     // The channel's very first run failed before any output: the encoder cannot run at all (ffmpeg missing, a slate
     // it cannot decode). start() fails with the reason instead of retrying for ever behind a status of Starting.
     if (firstOutcome && error !== undefined && !run.firstSegment) return settleFirst(error);
@@ -258,6 +274,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     setInput(next) {
       const was = input;
       input = next;
+      if (next?.url !== was?.url) inputSilent = false;
       if (!next && was) markConnected(false);
       if (!started || stopped) return;
       if (!next && !was) return;
