@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { playbackSource } from '../src/modules/streaming/playback.ts';
-import { makeClip, tempDir } from './helpers/media.ts';
+import { makeClip, makeImage, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
@@ -47,7 +48,7 @@ describeEachDb('Streaming protected playback', (kind) => {
     p = await startPlatform(kind);
     t = await p.createTenant();
     other = await p.createTenant();
-    const fileId = await uploadFile(t, await makeClip(dir, 'clip', { seconds: 2, audio: [] }));
+    const fileId = await uploadFile(t, await makeClip(dir, 'clip', { seconds: 11, fps: 15, audio: [] }));
     assetId = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body.id;
     const asset = (
       await until(
@@ -172,6 +173,131 @@ describeEachDb('Streaming protected playback', (kind) => {
     expect((await fetch(hls, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
     await t.call('DELETE', `/streaming/v1/domains?playerDomainId=${added.playerDomainId}`);
     expect((await fetch(hls, { headers: { origin: 'https://evil.example' } })).status).toBe(200);
+  });
+
+  it('uploads an image through presigned parts, keeps only real images, lists, reads and deletes them', async () => {
+    const png = await makeImage(dir, 'poster_art', { width: 96, height: 54, color: 'blue' });
+    const bytes = readFileSync(png);
+    const base = `/streaming/v1/assets/${assetId}/images/uploaded`;
+    const upload = async (name: string, body: Buffer) => {
+      const start = await t.json('POST', `${base}/start`, { name, fileSize: body.length });
+      expect(start.status, JSON.stringify(start.body)).toBe(200);
+      expect(start.body).toMatchObject({ fileId: expect.any(String), partsCount: 1, lastPartSize: body.length, fileKey: expect.stringContaining(name) });
+      // A fresh URL for the part, as a client that lost its list would ask.
+      const again = await t.json('GET', `${base}/${start.body.fileId}/part/1`);
+      expect(again.body.url).toEqual(expect.any(String));
+      const put = await fetch(again.body.url, { method: 'PUT', body: new Uint8Array(body) });
+      expect(put.status).toBe(200);
+      return { fileId: start.body.fileId, eTag: put.headers.get('etag')! };
+    };
+    const image = await upload('poster_art', bytes);
+    const wrong = await t.json('POST', `${base}/complete`, { fileId: image.fileId, parts: [{ partNumber: 1, eTag: '"0000"' }] });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.status.code).toBe('upload_part_etag_mismatch');
+    const done = await t.json('POST', `${base}/complete`, { fileId: image.fileId, parts: [{ partNumber: 1, eTag: image.eTag }] });
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({
+      fileId: image.fileId,
+      fileKey: expect.any(String),
+      url: expect.stringContaining(`/media/streaming/${t.id}/${assetId}/images/${image.fileId}`),
+    });
+    const served = await fetch(done.body.url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+    // It is one of the asset's images now.
+    expect((await t.json('GET', `/streaming/v1/assets/${assetId}`)).body.images.poster_art).toEqual({
+      Id: image.fileId,
+      Name: 'poster_art',
+      Url: done.body.url,
+    });
+
+    // Text dressed as an image is refused and not kept.
+    const fake = await upload('fake', Buffer.from('<html>not an image</html>'));
+    const refused = await t.json('POST', `${base}/complete`, { fileId: fake.fileId, parts: [{ partNumber: 1, eTag: fake.eTag }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.status.code).toBe('image_not_valid');
+    expect((await t.json('GET', `${base}/${fake.fileId}`)).body.status).toBe('Error');
+    expect((await t.json('POST', `${base}/start`, { name: 'bad name!', fileSize: 10 })).status).toBe(400);
+
+    const list = (await t.json('GET', `${base}?status=Completed`)).body;
+    expect(list).toMatchObject({ totalCount: 1, pageNumber: 1, hasMore: false });
+    expect(list.items[0]).toEqual({
+      id: image.fileId,
+      fileKey: done.body.fileKey,
+      status: 'Completed',
+      fileSize: bytes.length,
+      s3Uri: expect.stringContaining(done.body.fileKey),
+      url: done.body.url,
+      bucket: expect.any(String),
+      orginalFileName: 'poster_art',
+      name: 'poster_art',
+      fileType: 'png',
+      createDate: expect.any(String),
+      lastModificationDate: expect.any(String),
+    });
+    expect((await t.json('GET', `${base}?fileType=png`)).body.totalCount).toBe(1);
+    expect((await t.json('GET', `${base}?ids=${fake.fileId}`)).body.items.map((x: any) => x.status)).toEqual(['Error']);
+    expect((await t.json('GET', `${base}?createDateStart=${new Date(Date.now() + 60_000).toISOString()}`)).body.totalCount).toBe(0);
+    expect((await t.json('GET', `${base}/${image.fileId}`)).body.name).toBe('poster_art');
+
+    // Another tenant: 404 on every image route, for this asset and its images.
+    for (const [method, path, body] of [
+      ['GET', base],
+      ['GET', `${base}/${image.fileId}`],
+      ['POST', `${base}/start`, { name: 'x', fileSize: 10 }],
+      ['GET', `${base}/${image.fileId}/part/1`],
+      ['POST', `${base}/complete`, { fileId: image.fileId, parts: [{ partNumber: 1 }] }],
+      ['DELETE', `${base}/${image.fileId}`],
+      ['POST', `${base}/deletemany`, [image.fileId]],
+      ['GET', `/streaming/v1/assets/${assetId}/images/frames`],
+    ] as [string, string, unknown?][]) {
+      expect((await other.json(method, path, body)).status, `${method} ${path}`).toBe(404);
+    }
+
+    const deleted = await t.json('DELETE', `${base}/${image.fileId}`);
+    expect(deleted).toEqual({ status: 200, body: { deletedFileKey: done.body.fileKey } });
+    expect((await fetch(done.body.url)).status).toBe(404);
+    expect((await t.json('GET', `/streaming/v1/assets/${assetId}`)).body.images.poster_art).toBeUndefined();
+    const many = await t.json('POST', `${base}/deletemany`, [fake.fileId, image.fileId]);
+    expect(many.body[fake.fileId].success).toBe(true);
+    expect(many.body[image.fileId]).toMatchObject({ success: false, status: { status: 404 } });
+  });
+
+  it('extracts frames once: one every 10 s and a poster, served as images', async () => {
+    const path = `/streaming/v1/assets/${assetId}/images/frames`;
+    const res = await until(
+      () => t.json('GET', path),
+      (r) => r.status !== 202,
+      { timeoutMs: 60_000 },
+    );
+    expect(res.status).toBe(200);
+    // 11 s of video: frames at 0 s and 10 s, and the poster.
+    expect(Object.keys(res.body).sort()).toEqual(['frame_00001', 'frame_00002', 'poster']);
+    expect(res.body.frame_00002).toMatchObject({
+      id: 'frame_00002',
+      second: 10,
+      s3Uri: expect.any(String),
+      url: expect.stringContaining('/frames/frame_00002.jpg'),
+    });
+    for (const frame of Object.values(res.body) as any[]) {
+      const img = await fetch(frame.url);
+      expect(img.status).toBe(200);
+      expect(img.headers.get('content-type')).toBe('image/jpeg');
+      const { stdout } = await run('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', frame.url]);
+      const stream = JSON.parse(stdout).streams[0];
+      expect(stream.codec_name).toBe('mjpeg');
+      expect(stream.width).toBe(frame.id === 'poster' ? 640 : 320);
+    }
+    // Stored: asked again, the same frames, at once.
+    expect((await t.json('GET', path)).body).toEqual(res.body);
+    // The poster is the player's still when the asset has no image.
+    expect((await playbackSource(p.ctx, t.id, assetId)).poster).toBe(res.body.poster.url);
+    // A live channel has no finished video.
+    const channel = (await t.json('POST', '/live/v1/channels', { name: 'No frames', input: { inputLoss: { type: 'COLOR' } } })).body.id;
+    const live = await t.json('GET', `/streaming/v1/assets/${channel}/images/frames`);
+    expect(live.status).toBe(409);
+    expect(live.body.status.code).toBe('frames_unavailable');
   });
 
   it('guards live media URLs the same way', async () => {
