@@ -10,7 +10,6 @@ import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
 
 const run = promisify(execFile);
-const { dir, cleanup } = tempDir('mediaplane-playback-');
 
 /** Opens a URL like a player would (a real port: ffprobe follows the playlists' relative URLs). */
 async function ffprobe(url: string): Promise<{ streams: any[]; format: any }> {
@@ -31,6 +30,8 @@ const inSeconds = (s: number) => Math.floor(Date.now() / 1000) + s;
  * token, played with one, refused after `exp`; allowed domains; `cap`; the same guard on live media URLs.
  */
 describeEachDb('Streaming protected playback', (kind) => {
+  // One folder per database: the first one's afterAll removes its own.
+  const { dir, cleanup } = tempDir('mediaplane-playback-');
   let p: TestPlatform;
   let t: TestTenant;
   let other: TestTenant;
