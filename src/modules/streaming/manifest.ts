@@ -5,6 +5,7 @@ import { STREAMING_EVENT_TYPES } from './eventTypes.ts';
 import { framesJob, startFrameWorkers } from './frames.ts';
 import { imageRoutes } from './images.routes.ts';
 import { registerImageDelivery } from './media.routes.ts';
+import { startSessionSweep } from './sessions.ts';
 import { STREAMING_GUARDS } from './guards.ts';
 import { settingsRoutes } from './settings.routes.ts';
 
@@ -23,7 +24,10 @@ export const streamingModule: PlatformModule = {
     await app.register(settingsRoutes, { ctx });
   },
   jobs: [framesJob],
-  workers: [{ roles: ['worker'], start: startFrameWorkers }],
+  workers: [
+    { roles: ['worker'], start: startFrameWorkers },
+    { roles: ['worker'], start: startSessionSweep },
+  ],
   playbackGuards: STREAMING_GUARDS,
   eventTypes: STREAMING_EVENT_TYPES,
 };
