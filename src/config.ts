@@ -74,6 +74,11 @@ interface LiveConfig {
   pollMs: number;
   /** Channels one live process runs at once; others wait for a process with room. */
   maxChannels: number;
+  /**
+   * One live process runs channels at a time; the others stand by and take every channel over when it dies. For a
+   * shared ingest address behind a layer-4 balancer, which cannot route by stream key (docs/decisions/live.md, "Failover").
+   */
+  activeStandby: boolean;
   /** Restream destinations on private, loopback or link-local addresses are refused unless this is set. */
   restreamAllowPrivate: boolean;
   /** Segment duration of the live outputs. */
@@ -211,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       leaseSeconds: positive('MEDIAPLANE_LIVE_LEASE_SECONDS', env.MEDIAPLANE_LIVE_LEASE_SECONDS, 10),
       pollMs: positive('MEDIAPLANE_LIVE_POLL_MS', env.MEDIAPLANE_LIVE_POLL_MS, 1000),
       maxChannels: positive('MEDIAPLANE_LIVE_MAX_CHANNELS', env.MEDIAPLANE_LIVE_MAX_CHANNELS, 16),
+      activeStandby: bool('MEDIAPLANE_LIVE_ACTIVE_STANDBY', env.MEDIAPLANE_LIVE_ACTIVE_STANDBY, false),
       restreamAllowPrivate: bool('MEDIAPLANE_RESTREAM_ALLOW_PRIVATE', env.MEDIAPLANE_RESTREAM_ALLOW_PRIVATE, false),
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),

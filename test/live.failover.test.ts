@@ -140,6 +140,8 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
       MEDIAPLANE_LIVE_WINDOW_SEGMENTS: '10',
       MEDIAPLANE_LIVE_POLL_MS: '200',
       MEDIAPLANE_LIVE_LEASE_SECONDS: '3',
+      // One process runs the channels, the other stands by: the balancer's rule (first that accepts) then holds.
+      MEDIAPLANE_LIVE_ACTIVE_STANDBY: 'true',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     };
     api = mediaplane(['serve', '--role', 'api'], { ...env, PORT: String(port), HOST: '127.0.0.1' });

@@ -125,7 +125,7 @@ export class ChannelRunner {
       }
     }
     if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
-    const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size);
+    const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size, config.live.activeStandby);
     for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
     await this.writeChanges();
     let connected = 0;
