@@ -4,7 +4,7 @@ import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
 import { RunProgress } from './runProgress.ts';
-import type { LiveInput, LivePipeline, LivePipelineOptions, LivePipelineStats } from './types.ts';
+import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
 /** A crashed run is restarted after this, doubling up to RESTART_MAX_MS while it keeps crashing. */
@@ -86,16 +86,19 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   const desired = (): RunSource =>
     input ? { kind: 'live', url: input.url, loop: input.loop ?? false, silent: inputSilent } : { kind: 'slate', loss: o.inputLoss };
 
+  /** Segment events of the batch being published, sent when the batch (its playlists included) is out. */
+  const published: LivePipelineEvent[] = [];
   const poll = () => {
     polling = polling.then(async () => {
       if (!packager) return;
       try {
-        const published = await packager.poll();
-        if (published > 0 && o.checkpoint) {
+        const count = await packager.poll();
+        for (const e of published.splice(0)) o.onEvent(e);
+        if (count > 0 && o.checkpoint) {
           await o.checkpoint.save(Buffer.from(JSON.stringify(packager.snapshot()))).catch((e) => log.warn({ err: e }, 'live checkpoint not saved'));
         }
         const run = current;
-        if (published > 0 && run && !run.firstSegment) {
+        if (count > 0 && run && !run.firstSegment) {
           run.firstSegment = true;
           settleFirst();
           restartDelay = RESTART_MIN_MS;
@@ -273,7 +276,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         onSegment: (rendition, s) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
-          o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
+          // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.
+          published.push({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
         },
       });
       // Run ids name init segments (`init-<run>.mp4`, immutable): a continued channel numbers its runs after the last.
