@@ -186,6 +186,8 @@ export class ChannelRunner {
 
   /** The row as the database has it now: a rotated key or a new whitelist applies to the next connect. */
   private refresh(run: ChannelRun, row: ChannelRow): void {
+    // The channel turned SRT or back to RTMP: the encoder connected the other way goes, the listeners follow.
+    const protocolChanged = row.input.transportInputProtocol !== run.row.input.transportInputProtocol || row.srtPort !== run.row.srtPort;
     run.row = row;
     run.status = row.status;
     run.whitelistCidr = row.input.whitelistCidr;
@@ -197,7 +199,10 @@ export class ChannelRunner {
       this.byKey.set(run.streamKey, run);
       // The encoder connected with the old key: it must come back with the new one.
       this.ingest?.kick(run.id);
-      if (run.relays.length) void run.stopRelays().then(() => this.startRelays(run));
+      void run.stopRelays().then(() => this.startRelays(run));
+    } else if (protocolChanged) {
+      this.ingest?.kick(run.id);
+      void run.stopRelays().then(() => this.startRelays(run));
     }
   }
 
