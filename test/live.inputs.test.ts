@@ -206,7 +206,10 @@ describeEachDb('Live channel inputs: SRT and redundant inputs', (kind) => {
 
     // The primary dies: the secondary (blue) plays, on the same playlists.
     await primary.kill();
+    const killedAt = Date.now();
     const blue = await waitPicture(id, 'the secondary (blue) on air', (px) => isColour(px, 'blue'));
+    // A figure for the report, not a threshold: kill → the first published segment from the secondary, as polled.
+    console.info(`[${kind}] DoubleInput: primary killed → secondary's frames published in ${((Date.now() - killedAt) / 1000).toFixed(1)} s`);
     expect(blue.sequence).toBeGreaterThan(red.sequence);
 
     // The primary comes back: it plays again.
