@@ -1,6 +1,10 @@
+import { createCipheriv } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { encryptInit, encryptSegment, psshBox, type CencScheme } from './cenc.ts';
+import { mediaPlaylists } from './finish.ts';
+import { readMediaPlaylist } from './hls.ts';
+import { packagingOf, type EncodeLayout } from './packaging.ts';
 
 /** DRM system ids as they appear in PSSH boxes, MPDs and CPIX documents. */
 export const SYSTEM_IDS = {
@@ -27,11 +31,14 @@ export interface OutputEncryption {
 
 const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The `<ContentProtection>` elements of one encrypted adaptation set. */
-export function contentProtection(e: OutputEncryption, commonPssh: Buffer): string {
+/**
+ * The `<ContentProtection>` elements of one encrypted adaptation set: the scheme with the key id, and ClearKey with its
+ * license URL. The W3C common PSSH stays in the initialisation segments only: dash.js 5 would send it from the MPD
+ * as `keyids` init data, which Chromium refuses; from `cenc:default_KID` it builds proper `keyids`.
+ */
+export function contentProtection(e: OutputEncryption): string {
   return [
     `<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="${e.scheme}" cenc:default_KID="${e.keyId}"/>`,
-    `<ContentProtection schemeIdUri="urn:uuid:${SYSTEM_IDS.common}" value="cenc"><cenc:pssh>${commonPssh.toString('base64')}</cenc:pssh></ContentProtection>`,
     `<ContentProtection schemeIdUri="urn:uuid:${SYSTEM_IDS.clearKey}" value="ClearKey1.0"><dashif:Laurl>${esc(e.keyUrl)}</dashif:Laurl></ContentProtection>`,
   ].join('');
 }
@@ -59,6 +66,45 @@ export async function protectDash(dir: string, e: OutputEncryption): Promise<voi
   const mpdPath = join(dir, 'manifest.mpd');
   let mpd = await readFile(mpdPath, 'utf8');
   mpd = mpd.replace(/<MPD\b/, '<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS"');
-  mpd = mpd.replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n\t\t\t${contentProtection(e, commonPssh)}`);
+  mpd = mpd.replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n\t\t\t${contentProtection(e)}`);
   await writeFile(mpdPath, mpd);
+}
+
+/**
+ * Encrypts a finished clear HLS output (MPEG-TS segments) in place: every segment whole with AES-128-CBC (PKCS#7), the
+ * IV being the segment's media sequence number as the HLS specification defines when a key has no IV attribute, and
+ * `#EXT-X-KEY:METHOD=AES-128` with the key URL before the first segment of each media playlist. Done after the
+ * finishing steps, which read the clear segments (codecs, measured bandwidth).
+ */
+export async function protectHls(dir: string, e: OutputEncryption, mediaPlaylists: string[]): Promise<void> {
+  if (e.scheme !== 'aes-128') throw new Error('HLS MPEG-TS outputs are encrypted with aes-128');
+  const keyLine = `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
+  for (const playlist of mediaPlaylists) {
+    const text = await readFile(playlist, 'utf8');
+    const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
+    const { segments } = await readMediaPlaylist(playlist);
+    for (const [i, seg] of segments.entries()) {
+      const file = join(dirname(playlist), seg.uri);
+      const iv = Buffer.alloc(16);
+      iv.writeBigUInt64BE(BigInt(first + i), 8);
+      const cipher = createCipheriv('aes-128-cbc', e.key, iv);
+      await writeFile(file, Buffer.concat([cipher.update(await readFile(file)), cipher.final()]));
+    }
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('#EXTINF:'));
+    if (at >= 0) lines.splice(at, 0, keyLine);
+    await writeFile(playlist, lines.join('\n'));
+  }
+}
+
+/** Encrypts the streaming packaging of a finished output directory as its preset says . */
+export async function protectOutput(layout: EncodeLayout, e: OutputEncryption): Promise<void> {
+  const { streaming } = packagingOf(layout.preset);
+  if (streaming === 'hls' && e.scheme === 'aes-128') {
+    const dir = join(layout.outDir, 'hls');
+    const { video, audio } = mediaPlaylists(layout, dir, false);
+    return protectHls(dir, e, [...video, ...audio]);
+  }
+  if (streaming === 'dash' && e.scheme !== 'aes-128') return protectDash(join(layout.outDir, 'dash'), e);
+  throw new Error(`preset ${layout.preset.id}: ${e.scheme} encryption is made for ${e.scheme === 'aes-128' ? 'hls' : 'dash'} packaging only`);
 }
