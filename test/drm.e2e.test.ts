@@ -14,7 +14,13 @@ const run = promisify(execFile);
 const { dir } = tempDir('mediaplane-drm-');
 
 async function waitAsset(t: TestTenant, id: string) {
-  return (await until(() => t.json('GET', `/vod/v1/assets/${id}`), (r) => ['Available', 'Error'].includes(r.body?.status), { timeoutMs: 90_000 })).body;
+  return (
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${id}`),
+      (r) => ['Available', 'Error'].includes(r.body?.status),
+      { timeoutMs: 90_000 },
+    )
+  ).body;
 }
 
 const b64url = (hex: string) => Buffer.from(hex.replace(/-/g, ''), 'hex').toString('base64url');

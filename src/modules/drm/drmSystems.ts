@@ -43,9 +43,12 @@ function widevineData(keyId: string, contentId: string, scheme: string): Buffer 
 /** PlayReady's key id: the GUID's first three fields little-endian, base64. */
 const playReadyKid = (keyId: string) => {
   const b = kidBytes(keyId);
-  return Buffer.concat([Buffer.from(b.subarray(0, 4)).reverse(), Buffer.from(b.subarray(4, 6)).reverse(), Buffer.from(b.subarray(6, 8)).reverse(), b.subarray(8)]).toString(
-    'base64',
-  );
+  return Buffer.concat([
+    Buffer.from(b.subarray(0, 4)).reverse(),
+    Buffer.from(b.subarray(4, 6)).reverse(),
+    Buffer.from(b.subarray(6, 8)).reverse(),
+    b.subarray(8),
+  ]).toString('base64');
 };
 
 /** A PlayReady Object with one rights-management header (WRMHEADER 4.3, UTF-16LE). */

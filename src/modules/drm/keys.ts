@@ -27,7 +27,12 @@ export async function keysFor(ctx: PlatformContext, tenantId: string, contentId:
   const wanted = [...new Set(keyIds.map((k) => k.toLowerCase()))];
   const fresh = wanted.map((keyId) => ({ tenantId, keyId, contentId, sealedKey: sealKey(secrets, keyId, randomBytes(16)) }));
   if (fresh.length > 0) await ctx.db.insert(drmKeys).values(fresh).onConflictDoNothing();
-  const rows = wanted.length ? await ctx.db.select().from(drmKeys).where(and(eq(drmKeys.tenantId, tenantId), inArray(drmKeys.keyId, wanted))) : [];
+  const rows = wanted.length
+    ? await ctx.db
+        .select()
+        .from(drmKeys)
+        .where(and(eq(drmKeys.tenantId, tenantId), inArray(drmKeys.keyId, wanted)))
+    : [];
   const taken = rows.find((r) => r.contentId !== contentId);
   if (taken) throw conflict('drm_key_id_in_use', `Key id ${taken.keyId} already protects another content id`);
   const byId = new Map(rows.map((r) => [r.keyId, r]));

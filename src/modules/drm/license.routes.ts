@@ -88,7 +88,8 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       schema: {
         tags,
         summary: 'Get ClearKey license',
-        description: 'The W3C ClearKey license of DASH outputs: EME license request JSON in, JSON Web Key set out; needs a DRM token (Authorization: Bearer, or ?token=).',
+        description:
+          'The W3C ClearKey license of DASH outputs: EME license request JSON in, JSON Web Key set out; needs a DRM token (Authorization: Bearer, or ?token=).',
         querystring: s.LicenseQuery,
         body: s.ClearKeyRequest,
         response: withErrors({ 200: s.ClearKeyLicense }),
@@ -97,7 +98,8 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
     (req, reply) =>
       withCors(req, reply, async () => {
         const type = req.body.type ?? 'temporary';
-        if (type !== 'temporary' && type !== 'persistent-license') throw new ApiError(400, 'validation_failed', 'type: must be temporary or persistent-license');
+        if (type !== 'temporary' && type !== 'persistent-license')
+          throw new ApiError(400, 'validation_failed', 'type: must be temporary or persistent-license');
         const { keys } = await issueLicense(ctx, {
           type: 'ClearKey',
           token: tokenOf(req),

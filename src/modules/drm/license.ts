@@ -28,8 +28,7 @@ async function policyOf(ctx: PlatformContext, claims: DrmClaims): Promise<Policy
   return { ...row, allowedOutputs: row.allowedOutputs as LicenseType[] };
 }
 
-const viewer = (claims: DrmClaims) =>
-  claims.userId === null ? eq(drmLicenseLog.tokenId, claims.tokenId) : eq(drmLicenseLog.userId, claims.userId);
+const viewer = (claims: DrmClaims) => (claims.userId === null ? eq(drmLicenseLog.tokenId, claims.tokenId) : eq(drmLicenseLog.userId, claims.userId));
 
 /** The policy's rules that depend on what was licensed before, read from the license log. */
 async function checkPolicy(ctx: PlatformContext, claims: DrmClaims, policy: PolicyFields, req: LicenseRequest): Promise<void> {

@@ -115,7 +115,8 @@ function checkPolicy(p: PolicyFields): void {
 
 export async function createPolicy(db: Db, tenantId: string, body: Partial<PolicyFields> & { templateId?: string }) {
   const template = body.templateId === undefined ? undefined : POLICY_TEMPLATES.find((t) => t.id === body.templateId);
-  if (body.templateId !== undefined && !template) throw validationError('templateId', `unknown template "${body.templateId}"; GET /drm/v1/policies/templates lists them`);
+  if (body.templateId !== undefined && !template)
+    throw validationError('templateId', `unknown template "${body.templateId}"; GET /drm/v1/policies/templates lists them`);
   const base: PolicyFields = template ?? { ...BUILT_IN_POLICY, name: '' };
   const fields: PolicyFields = {
     name: body.name ?? base.name,

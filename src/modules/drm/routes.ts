@@ -16,7 +16,13 @@ export const drmRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = as
     '/drm/v1/policies',
     {
       config: { access: 'read' },
-      schema: { tags, summary: 'List DRM policies', description: "Lists the tenant's DRM policies, oldest first.", querystring: s.PolicyListQuery, response: withErrors({ 200: s.PolicyList }) },
+      schema: {
+        tags,
+        summary: 'List DRM policies',
+        description: "Lists the tenant's DRM policies, oldest first.",
+        querystring: s.PolicyListQuery,
+        response: withErrors({ 200: s.PolicyList }),
+      },
     },
     (req) => policies.listPolicies(db, req.principal.tenantId, req.query),
   );
@@ -93,7 +99,12 @@ export const drmRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = as
     '/drm/v1/settings',
     {
       config: { access: 'read' },
-      schema: { tags, summary: 'Get DRM settings', description: "The tenant's DRM settings: default policy, token lifetime.", response: withErrors({ 200: s.Settings }) },
+      schema: {
+        tags,
+        summary: 'Get DRM settings',
+        description: "The tenant's DRM settings: default policy, token lifetime.",
+        response: withErrors({ 200: s.Settings }),
+      },
     },
     (req) => policies.getSettings(db, req.principal.tenantId),
   );
@@ -101,7 +112,13 @@ export const drmRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = as
     '/drm/v1/settings',
     {
       config: { access: 'manage' },
-      schema: { tags, summary: 'Update DRM settings', description: 'Changes the fields given.', body: s.SettingsUpdate, response: withErrors({ 200: s.Settings }) },
+      schema: {
+        tags,
+        summary: 'Update DRM settings',
+        description: 'Changes the fields given.',
+        body: s.SettingsUpdate,
+        response: withErrors({ 200: s.Settings }),
+      },
     },
     (req) => policies.updateSettings(db, req.principal.tenantId, req.body),
   );
@@ -170,22 +187,40 @@ export const drmRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = as
   const statsRoute = <Q, R>(path: string, summary: string, description: string, querystring: Q, response: R, fn: (tenantId: string, q: never) => unknown) =>
     app.get(
       `/drm/v1/statistics/${path}`,
-      { config: { access: 'read' }, schema: { tags, summary, description, querystring: querystring as never, response: withErrors({ 200: response as never }) } },
+      {
+        config: { access: 'read' },
+        schema: { tags, summary, description, querystring: querystring as never, response: withErrors({ 200: response as never }) },
+      },
       (req) => fn(req.principal.tenantId, req.query as never),
     );
   statsRoute('license-error-codes', 'Get license error codes', 'Refused license requests by error code in a time range.', s.StatsQuery, s.ErrorCodes, (t, q) =>
     stats.licenseErrorCodes(db, t, q),
   );
-  statsRoute('license-requests', 'List license requests', 'The license server log in a time range, newest first.', s.StatsPagedQuery, s.LicenseRequestList, (t, q) =>
-    stats.licenseRequests(db, t, q),
+  statsRoute(
+    'license-requests',
+    'List license requests',
+    'The license server log in a time range, newest first.',
+    s.StatsPagedQuery,
+    s.LicenseRequestList,
+    (t, q) => stats.licenseRequests(db, t, q),
   );
   statsRoute('license-count', 'Get license count', 'Licenses granted in a time range, in total and per type.', s.StatsQuery, s.LicenseCount, (t, q) =>
     stats.licenseCount(db, t, q),
   );
-  statsRoute('requests-histogram', 'Get requests histogram', 'License requests per minute, hour or day in a time range.', s.HistogramQuery, s.Histogram, (t, q) =>
-    stats.requestsHistogram(db, t, q),
+  statsRoute(
+    'requests-histogram',
+    'Get requests histogram',
+    'License requests per minute, hour or day in a time range.',
+    s.HistogramQuery,
+    s.Histogram,
+    (t, q) => stats.requestsHistogram(db, t, q),
   );
-  statsRoute('license-metrics', 'Get license metrics', 'Requests, licenses, refusals, distinct viewers and contents in a time range.', s.StatsQuery, s.Metrics, (t, q) =>
-    stats.licenseMetrics(db, t, q),
+  statsRoute(
+    'license-metrics',
+    'Get license metrics',
+    'Requests, licenses, refusals, distinct viewers and contents in a time range.',
+    s.StatsQuery,
+    s.Metrics,
+    (t, q) => stats.licenseMetrics(db, t, q),
   );
 };

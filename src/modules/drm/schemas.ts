@@ -6,8 +6,8 @@ import { LICENSE_TYPES } from './policies.ts';
 const Seconds = (description: string) => Type.Integer({ minimum: 1, maximum: 10 * 365 * 86400, description });
 const OptionalSeconds = (description: string) => Type.Union([Seconds(description), Type.Null()]);
 const LicenseTypeSchema = Type.Union([Type.Literal(LICENSE_TYPES[0]), Type.Literal(LICENSE_TYPES[1])], {
-  description: '`Aes128`: the HLS AES-128 key; `ClearKey`: the DASH ClearKey license' },
-);
+  description: '`Aes128`: the HLS AES-128 key; `ClearKey`: the DASH ClearKey license',
+});
 
 export const PolicyParams = Type.Object({ id: Uuid });
 
@@ -19,7 +19,7 @@ const PolicyFields = {
   persistent: Type.Boolean({ description: 'whether persistent (offline) licenses may be issued' }),
   allowedOutputs: Type.Array(LicenseTypeSchema, { maxItems: 2, description: 'the license types this policy grants' }),
   concurrentStreams: Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
-    description: "tokens of one userId holding a license at once; null: no limit (tokens without userId are not counted)",
+    description: 'tokens of one userId holding a license at once; null: no limit (tokens without userId are not counted)',
   }),
 };
 
@@ -95,7 +95,13 @@ export const AneviaKeyResponse = Type.Object({
       aes128KeyUrl: Type.String(),
       clearKeyLicenseUrl: Type.String(),
       drmSystems: Type.Array(
-        Type.Object({ systemId: Type.String(), name: Type.String(), pssh: Type.String(), contentProtectionData: Type.String(), hlsSignalingData: Type.String() }),
+        Type.Object({
+          systemId: Type.String(),
+          name: Type.String(),
+          pssh: Type.String(),
+          contentProtectionData: Type.String(),
+          hlsSignalingData: Type.String(),
+        }),
       ),
     }),
   ),
@@ -127,7 +133,10 @@ export const HistogramQuery = Type.Object({
   interval: Type.Optional(Type.Union([Type.Literal('Minute'), Type.Literal('Hour'), Type.Literal('Day')])),
 });
 const Range = { from: DateTime, to: DateTime };
-export const ErrorCodes = Type.Object({ ...Range, items: Type.Array(Type.Object({ errorCode: Type.String(), httpStatus: Type.Integer(), count: Type.Integer() })) });
+export const ErrorCodes = Type.Object({
+  ...Range,
+  items: Type.Array(Type.Object({ errorCode: Type.String(), httpStatus: Type.Integer(), count: Type.Integer() })),
+});
 export const LicenseRequestList = Paged(
   Type.Object({
     id: Type.String(),
@@ -167,5 +176,7 @@ export const ClearKeyLicense = Type.Object({
   keys: Type.Array(Type.Object({ kty: Type.Literal('oct'), kid: Type.String(), k: Type.String() })),
   type: Type.String(),
 });
-export const LicenseQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 4096, description: 'the DRM token, when no Authorization header can be sent' })) });
+export const LicenseQuery = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 4096, description: 'the DRM token, when no Authorization header can be sent' })),
+});
 export const KeyParams = Type.Object({ keyId: Type.String({ maxLength: 64 }) });

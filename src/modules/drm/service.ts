@@ -14,10 +14,21 @@ import { licenseUrls } from './urls.ts';
  * What other modules use: the key of a protected output. SingleKey mode: every track of a content (a VOD asset) is
  * encrypted with the content's one key, created on first use.
  */
-export async function outputEncryption(ctx: PlatformContext, tenantId: string, contentId: string, scheme: OutputEncryption['scheme']): Promise<OutputEncryption> {
+export async function outputEncryption(
+  ctx: PlatformContext,
+  tenantId: string,
+  contentId: string,
+  scheme: OutputEncryption['scheme'],
+): Promise<OutputEncryption> {
   const { keyId, key } = await singleKeyFor(ctx, tenantId, contentId);
   const urls = licenseUrls(ctx, keyId);
-  return { scheme, key, keyId, keyUrl: scheme === 'aes-128' ? urls.aes128KeyUrl : urls.clearKeyLicenseUrl, iv: scheme === 'cbcs' ? randomBytes(16) : undefined };
+  return {
+    scheme,
+    key,
+    keyId,
+    keyUrl: scheme === 'aes-128' ? urls.aes128KeyUrl : urls.clearKeyLicenseUrl,
+    iv: scheme === 'cbcs' ? randomBytes(16) : undefined,
+  };
 }
 
 export interface AneviaKeyRequest {
@@ -60,7 +71,14 @@ export async function aneviaKeys(ctx: PlatformContext, tenantId: string, body: A
 
 function describeCertificate(pem: string) {
   const c = new X509Certificate(pem);
-  return { certificate: c.toString(), subject: c.subject, issuer: c.issuer, validFrom: new Date(c.validFrom).toISOString(), validTo: new Date(c.validTo).toISOString(), fingerprint256: c.fingerprint256 };
+  return {
+    certificate: c.toString(),
+    subject: c.subject,
+    issuer: c.issuer,
+    validFrom: new Date(c.validFrom).toISOString(),
+    validTo: new Date(c.validTo).toISOString(),
+    fingerprint256: c.fingerprint256,
+  };
 }
 
 /** The DRM certificate: the packager certificate SPEKE answers are encrypted to; once set, keys never leave in clear. */
@@ -78,7 +96,8 @@ export async function putCertificate(ctx: PlatformContext, tenantId: string, pem
     } catch {
       throw validationError('certificate', 'must be an X.509 certificate in PEM');
     }
-    if (c.publicKey.asymmetricKeyType !== 'rsa') throw validationError('certificate', 'must hold an RSA public key (CPIX encrypts the document key with RSA-OAEP)');
+    if (c.publicKey.asymmetricKeyType !== 'rsa')
+      throw validationError('certificate', 'must hold an RSA public key (CPIX encrypts the document key with RSA-OAEP)');
     if (new Date(c.validTo) < new Date()) throw new ApiError(400, 'drm_certificate_expired', 'The certificate has expired');
   }
   await ctx.db.transaction(async (tx) => {

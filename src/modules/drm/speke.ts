@@ -113,7 +113,8 @@ export async function answerSpeke(ctx: PlatformContext, tenantId: string, xml: s
       if (signal.name === 'PlayReady') {
         parts.push(`<speke:ProtectionHeader>${b64(signal.contentProtectionData)}</speke:ProtectionHeader>`);
       }
-      if (signal.name === 'ClearKey') parts.push(`<speke:KeyFormat>${b64('identity')}</speke:KeyFormat><speke:KeyFormatVersions>${b64('1')}</speke:KeyFormatVersions>`);
+      if (signal.name === 'ClearKey')
+        parts.push(`<speke:KeyFormat>${b64('identity')}</speke:KeyFormat><speke:KeyFormatVersions>${b64('1')}</speke:KeyFormatVersions>`);
     }
     return `<cpix:DRMSystem kid="${esc(s.kid)}" systemId="${esc(s.systemId)}">${parts.join('')}</cpix:DRMSystem>`;
   });
