@@ -44,7 +44,7 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
     [p, browser, page] = await Promise.all([startPlatform(kind, { MEDIAPLANE_SWEEP_INTERVAL_MS: '500' }), launchBrowser(), servePlayerPage()]);
     t = await p.createTenant();
     other = await p.createTenant();
-    const clip = await makeClip(dir, `clip-${kind}`, { width: 640, height: 360, seconds: 3, audio: [{ language: 'eng', frequency: 440 }] });
+    const clip = await makeClip(dir, `clip-${kind}`, { width: 320, height: 180, seconds: 3, audio: [{ language: 'eng', frequency: 440 }] });
     const fileId = await uploadFile(t, clip);
     const tracks = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks;
     const audio = tracks.filter((x: any) => x.type === 'Audio');
