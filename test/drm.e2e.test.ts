@@ -55,7 +55,8 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
     };
     const [hlsId, dashId] = [await create('hls-h264-ladder-aes128'), await create('dash-h264-ladder-cenc')];
     [hls, dash] = [await waitAsset(t, hlsId), await waitAsset(t, dashId)];
-  });
+    // Two transcodes on a machine that other test files share: the bound is the assets' own wait, not the hook's.
+  }, 240_000);
   afterAll(async () => {
     await Promise.all([browser?.close(), page?.close()]);
     await p?.stop();

@@ -168,6 +168,8 @@ describeEachDb('DRM key server, policies, tokens and licenses', (kind) => {
       const big = cpix('big', [randomUUID()]).replace('<cpix:ContentKeyList>', `<!--${'x'.repeat(300 * 1024)}--><cpix:ContentKeyList>`);
       expect(await code(await speke(t, big))).toEqual([413, 'payload_too_large']);
       expect(await code(await speke(t, '<html><body/></html>'))).toEqual([400, 'cpix_malformed']);
+      const deep = `<cpix:CPIX contentId="x" xmlns:cpix="urn:dashif:org:cpix">${'<a>'.repeat(30_000)}${'</a>'.repeat(30_000)}</cpix:CPIX>`;
+      expect(await code(await speke(t, deep))).toEqual([400, 'cpix_malformed']);
       expect(await code(await speke(t, cpix('x', ['not-a-uuid'])))).toEqual([400, 'cpix_malformed']);
       expect(await code(await speke(t, cpix('x', [randomUUID()]).replace(WIDEVINE, randomUUID())))).toEqual([400, 'drm_system_unsupported']);
       expect((await speke(t, JSON.stringify({ a: 1 }), 2, 'application/json')).status).toBe(400);

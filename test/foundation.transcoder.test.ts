@@ -25,7 +25,11 @@ describeEachDb('Transcoder presets', (kind) => {
     expect(all.length).toBe(PRESETS.length);
     for (const preset of all) {
       // Beyond the spec (responses may grow): `protection` on the presets that make DRM endpoints.
-      expect(Object.keys(preset).filter((k) => k !== 'protection').sort()).toEqual(FIELDS);
+      expect(
+        Object.keys(preset)
+          .filter((k) => k !== 'protection')
+          .sort(),
+      ).toEqual(FIELDS);
       expect(typeof preset.id).toBe('string');
       expect(preset.name.length).toBeGreaterThan(0);
       expect(preset.description.length).toBeGreaterThan(0);

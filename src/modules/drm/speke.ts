@@ -83,8 +83,9 @@ async function checkRecipient(ctx: PlatformContext, tenantId: string, req: CpixR
  */
 export async function answerSpeke(ctx: PlatformContext, tenantId: string, xml: string, speke: 1 | 2): Promise<string> {
   const req = parseCpix(xml);
-  await checkRecipient(ctx, tenantId, req);
+  // The certificate is read (a 400 when it is not one) before it is compared with the tenant's.
   const d = req.deliveryCertificate ? delivery(req.deliveryCertificate) : undefined;
+  await checkRecipient(ctx, tenantId, req);
   const keys = await keysFor(
     ctx,
     tenantId,
