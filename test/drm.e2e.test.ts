@@ -38,6 +38,7 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
   let page: { url: string; close(): Promise<void> };
   let hls: any;
   let dash: any;
+  let cbcs: any;
   const started = new Date(Date.now() - 1000).toISOString();
 
   beforeAll(async () => {
@@ -53,8 +54,8 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
       expect(r.status).toBe(200);
       return r.body.id as string;
     };
-    const [hlsId, dashId] = [await create('hls-h264-ladder-aes128'), await create('dash-h264-ladder-cenc')];
-    [hls, dash] = [await waitAsset(t, hlsId), await waitAsset(t, dashId)];
+    const [hlsId, dashId, cbcsId] = [await create('hls-h264-ladder-aes128'), await create('dash-h264-ladder-cenc'), await create('dash-h264-ladder-cbcs')];
+    [hls, dash, cbcs] = [await waitAsset(t, hlsId), await waitAsset(t, dashId), await waitAsset(t, cbcsId)];
     // Two transcodes on a machine that other test files share: the bound is the assets' own wait, not the hook's.
   }, 240_000);
   afterAll(async () => {
@@ -126,6 +127,13 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
     expect(played.videoHeight).toBeGreaterThan(0);
     const refused = await play(browser, page.url, dash.endpoints[0].url, { player: 'dash', seconds: 3, drmToken: '' });
     expect(Math.max(0, ...refused.times)).toBe(0);
+  });
+
+  it('plays DashDrm cbcs with dash.js and ClearKey (EME)', async () => {
+    expect(cbcs.endpoints[0]).toMatchObject({ protection: 'ClearKey', type: 'DashDrm' });
+    const played = await play(browser, page.url, cbcs.endpoints[0].url, { player: 'dash', seconds: 3, drmToken: await token(cbcs.id) });
+    expect(played.error).toBeUndefined();
+    expect(Math.max(...played.times)).toBeGreaterThan(1);
   });
 
   it("refuses another tenant's token for these keys", async () => {
