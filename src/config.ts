@@ -29,6 +29,8 @@ export interface Config {
   storageUrl: string | undefined;
   /** Key for the embedded store's signed URLs; unset means one generated once and kept in the data directory. */
   urlSigningSecret: string | undefined;
+  /** DRM master key (32 bytes, hex or base64): seals content keys at rest, signs DRM tokens; unset means one generated once in the data directory. */
+  drmMasterKey: string | undefined;
   /** Forces the upload part size in bytes (tests, tuning); unset means chosen from the file size. */
   uploadPartSize: number | undefined;
   /** Uploads never completed are cleaned up this many hours after they started (fractions allowed). */
@@ -162,6 +164,15 @@ export const mediaTools = (env: NodeJS.ProcessEnv = process.env): { ffmpeg: stri
   ffprobe: env.FFPROBE_PATH || 'ffprobe',
 });
 
+/** Checked at start, so that a wrong key stops the process instead of failing every license. */
+function drmMasterKey(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  const t = v.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(t) ? 32 : Buffer.from(t, 'base64').length;
+  if (bytes !== 32) throw new Error('MEDIAPLANE_DRM_MASTER_KEY must be 32 bytes, written as 64 hex digits or base64');
+  return t;
+}
+
 /** The process's environment with some variables set as if they were in it (the CLI's `--role`). */
 export const environmentWith = (vars: Record<string, string | undefined>): NodeJS.ProcessEnv => ({ ...process.env, ...vars });
 
@@ -185,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     awsRegion: env.AWS_REGION || 'us-east-1',
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
     urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
+    drmMasterKey: drmMasterKey(env.MEDIAPLANE_DRM_MASTER_KEY),
     uploadPartSize: int('MEDIAPLANE_UPLOAD_PART_SIZE', env.MEDIAPLANE_UPLOAD_PART_SIZE, 0) || undefined,
     uploadTtlHours: positiveNumber('MEDIAPLANE_UPLOAD_TTL_HOURS', env.MEDIAPLANE_UPLOAD_TTL_HOURS, 24),
     uploadUrlTtlSeconds: int('MEDIAPLANE_UPLOAD_URL_TTL_SECONDS', env.MEDIAPLANE_UPLOAD_URL_TTL_SECONDS, 6 * 3600),

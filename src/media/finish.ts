@@ -100,7 +100,7 @@ export function mpdDurationMs(xml: string): number {
  * Media playlists as ffmpeg wrote them: `<rung>/index.m3u8` and `audio_<k>/index.m3u8` from the HLS muxer,
  * `media_<n>.m3u8` (video rungs first, then audio) from the DASH muxer's CMAF playlists.
  */
-function mediaPlaylists(l: EncodeLayout, dir: string, cmaf: boolean) {
+export function mediaPlaylists(l: EncodeLayout, dir: string, cmaf: boolean) {
   const n = l.renditions.length;
   return {
     video: l.renditions.map((r, i) => (cmaf ? join(dir, `media_${i}.m3u8`) : join(dir, safeName(r.name), 'index.m3u8'))),

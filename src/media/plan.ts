@@ -4,6 +4,7 @@ import { firstVideo, inspect, isStillImage, type MediaInfo, type StreamInfo } fr
 import { planRenditions, scaleGraph, type PlannedRendition } from './ladder.ts';
 import { overlayFilterGraph, overlayInputArgs, overlayWindows, placementProblems, type PlacedOverlay } from './overlays.ts';
 import { outputArgs, packagingOf, type EncodeLayout, type OutputTrack } from './packaging.ts';
+import type { OutputEncryption } from './protect.ts';
 
 /** A track picked in the request (the spec's TranscodingTrack, resolved by the caller to a stream index). */
 export interface SourceTrack {
@@ -30,6 +31,8 @@ export interface TranscodeRequest {
   /** Called synchronously as ffmpeg reports; if it throws, ffmpeg is killed and the transcode fails with that error. */
   onProgress?: (percent: number) => void;
   signal?: AbortSignal;
+  /** The key of a preset with `protection` (required then): the finished output is encrypted with it. */
+  encryption?: OutputEncryption;
 }
 
 /** The encoding step, planned: the exact ffmpeg arguments, and what the finishing steps need to know about them. */
@@ -222,6 +225,9 @@ async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked)
 export async function planTranscode(req: TranscodeRequest): Promise<TranscodePlan> {
   const { preset } = req;
   packagingOf(preset); // refuses a preset that combines packagings we cannot make from one encode
+  if (preset.protection && req.encryption?.scheme !== preset.protection.scheme) {
+    throw new MediaError(`Preset ${preset.id} encrypts its output (${preset.protection.scheme}), but no key of that scheme was given`);
+  }
   const sources = new Sources(req);
   const source = await sources.main();
   const { video, audio, captions } = await pickTracks(req, sources, source);

@@ -35,4 +35,9 @@ export interface Preset {
   noTranscoding: boolean;
   hasVerticalOrientation: boolean;
   allowedExtensionsFile: readonly string[];
+  /**
+   * Encrypted output (a DRM endpoint): `HlsDrm` is HLS with AES-128 segments, `DashDrm` DASH with CENC (`cenc` or
+   * `cbcs`), both with the content's one key (SingleKey). Absent: clear output.
+   */
+  protection?: { endpointType: 'HlsDrm' | 'DashDrm'; scheme: 'aes-128' | 'cenc' | 'cbcs' };
 }

@@ -3,6 +3,7 @@ import { runFfmpeg } from './ffmpeg.ts';
 import { finishOutputs, type TranscodeEndpoint } from './finish.ts';
 import { planTranscode, type TranscodeRequest } from './plan.ts';
 import { ProgressParser } from './progress.ts';
+import { protectOutput } from './protect.ts';
 
 export type { SourceTrack, TranscodeRequest } from './plan.ts';
 export interface TranscodeResult {
@@ -43,6 +44,8 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
   await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
   const encoded = performance.now();
   const endpoints = await finishOutputs({ layout: plan.layout, source: plan.source, signal: req.signal, redact: plan.redact });
+  // Encrypted last: the finishing steps read the clear segments (codecs, measured bandwidth).
+  if (req.encryption && req.preset.protection) await protectOutput(plan.layout, req.encryption);
   const finished = performance.now();
   report(100);
   const { renditions, audio, captions } = plan.layout;

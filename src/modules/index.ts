@@ -3,6 +3,7 @@ import { setPlayableKinds } from '../platform/playables.ts';
 import { setPlaybackHooks } from '../platform/playback.ts';
 import { adminModule } from './admin/manifest.ts';
 import { coreModule } from './core/manifest.ts';
+import { drmModule } from './drm/manifest.ts';
 import { liveModule } from './live/manifest.ts';
 import { notificationsModule } from './notifications/manifest.ts';
 import { transcoderModule } from './transcoder/manifest.ts';
@@ -10,7 +11,7 @@ import { streamingModule } from './streaming/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
 
 /** Every module the platform runs. A new module is a folder with a `manifest.ts` and one line here. */
-export const MODULES: readonly PlatformModule[] = [adminModule, coreModule, transcoderModule, vodModule, liveModule, streamingModule, notificationsModule];
+export const MODULES: readonly PlatformModule[] = [adminModule, coreModule, transcoderModule, vodModule, liveModule, streamingModule, notificationsModule, drmModule];
 
 /** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */
 export function setModuleCatalogues(modules: readonly PlatformModule[] = MODULES): void {

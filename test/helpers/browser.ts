@@ -116,13 +116,21 @@ export async function play(
     player = 'hls',
     seconds = 2.5,
     height,
-  }: { player?: 'hls' | 'dash'; seconds?: number /** hls.js: play only the rung of this height (no ABR). */; height?: number } = {},
+    drmToken,
+  }: {
+    player?: 'hls' | 'dash';
+    seconds?: number;
+    /** hls.js: play only the rung of this height (no ABR). */
+    height?: number;
+    /** Encrypted outputs: the DRM token sent (Authorization: Bearer) with key and license requests; '' sends none. */
+    drmToken?: string;
+  } = {},
 ): Promise<Playback> {
   const page = await browser.newPage();
   try {
     await page.goto(pageUrl);
     return await page.evaluate(
-      async ({ url, player, seconds, height }) => {
+      async ({ url, player, seconds, height, drmToken }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
@@ -131,7 +139,11 @@ export async function play(
         if (player === 'hls') {
           if (!w.Hls.isSupported())
             return { times: [], videoWidth: 0, videoHeight: 0, audioTracks: [], textTracks: [], cues: [], error: 'hls.js: MSE unsupported' };
-          const hls = new w.Hls();
+          // The token goes only with key requests: segment requests stay simple (no CORS preflight).
+          const xhrSetup = (xhr: XMLHttpRequest, u: string) => {
+            if (drmToken && u.includes('/drm/v1/licenses/')) xhr.setRequestHeader('Authorization', `Bearer ${drmToken}`);
+          };
+          const hls = new w.Hls(drmToken === undefined ? {} : { xhrSetup });
           hls.on(w.Hls.Events.MANIFEST_PARSED, () => {
             if (height === undefined) return;
             const level = hls.levels.findIndex((l: any) => l.height === height);
@@ -150,6 +162,10 @@ export async function play(
           };
         } else {
           const dash = w.dashjs.MediaPlayer().create();
+          // ClearKey through EME; the license URL comes from the MPD (dashif:Laurl), the token from the page.
+          if (drmToken !== undefined) {
+            dash.setProtectionData({ 'org.w3.clearkey': { httpRequestHeaders: drmToken ? { Authorization: `Bearer ${drmToken}` } : {} } });
+          }
           dash.on('error', (e: any) => {
             if (!error) error = `dash.js: ${JSON.stringify(e.error ?? e).slice(0, 300)}`;
           });
@@ -167,10 +183,14 @@ export async function play(
           if (!error) error = `media element: ${video.error?.code} ${video.error?.message}`;
         });
         video.muted = true;
-        await video.play().catch((e: Error) => {
-          // hls.js attaches asynchronously; the element starts once it has data.
-          if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
-        });
+        // A stream that never gets data (a refused key) leaves play() pending for ever: wait no longer than the sampling.
+        await Promise.race([
+          video.play().catch((e: Error) => {
+            // hls.js attaches asynchronously; the element starts once it has data.
+            if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
+          }),
+          new Promise((r) => setTimeout(r, seconds * 1000)),
+        ]);
         const times: number[] = [];
         const start = performance.now();
         while (performance.now() - start < seconds * 1000 && !error) {
@@ -184,7 +204,7 @@ export async function play(
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
         return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
       },
-      { url, player, seconds, height },
+      { url, player, seconds, height, drmToken },
     );
   } finally {
     await page.close();

@@ -16,6 +16,9 @@ const TranscodingPreset = Type.Object({
   noTranscoding: Type.Boolean(),
   hasVerticalOrientation: Type.Boolean(),
   allowedExtensionsFile: Type.Array(Type.String()),
+  protection: Type.Optional(
+    Type.Object({ endpointType: Type.String({ description: '`HlsDrm` or `DashDrm`' }), scheme: Type.String({ description: '`aes-128`, `cenc` or `cbcs`' }) }),
+  ),
 });
 
 export const PresetList = Paged(TranscodingPreset);

@@ -11,6 +11,7 @@ const presentPreset = (p: Preset) => ({
   noTranscoding: p.noTranscoding,
   hasVerticalOrientation: p.hasVerticalOrientation,
   allowedExtensionsFile: [...p.allowedExtensionsFile],
+  ...(p.protection ? { protection: { ...p.protection } } : {}),
 });
 
 const PRESENTED = PRESETS.map(presentPreset);

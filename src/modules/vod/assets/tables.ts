@@ -23,7 +23,12 @@ export interface EndpointRow {
   format: string;
   url: string;
   preset: string;
-  protection: 'None';
+  /** `None`, or `Aes128` (HlsDrm) / `ClearKey` (DashDrm); decisions in docs/decisions/drm.md. */
+  protection: string;
+  protectionDetails?: { keyIds: string[]; contentId: string };
+  type?: 'HlsDrm' | 'DashDrm';
+  isDrmProtected?: boolean;
+  drmKeyMode?: 'SingleKey';
   durationMilliseconds: number;
   size: number;
   manifest: string;

@@ -14,8 +14,9 @@ export async function uploadOutput(
   dir: string,
   prefix: string,
   result: TranscodeResult,
-  ids: { tenantId: string; assetId: string; outputId: string; preset: Preset },
+  ids: { tenantId: string; assetId: string; outputId: string; preset: Preset; keyId?: string },
 ): Promise<EndpointRow[]> {
+  const drm = ids.preset.protection;
   for (const f of await listFiles(dir)) await ctx.store.putFile(prefix + f.path, f.absolutePath, f.contentType);
   return result.endpoints.map((e) => ({
     id: `${ids.outputId}-${e.format.toLowerCase()}${e.rendition ? `-${e.rendition}` : ''}`,
@@ -23,7 +24,15 @@ export async function uploadOutput(
     format: e.format,
     url: mediaUrl(ctx, ids.tenantId, ids.assetId, ids.outputId, e.manifest),
     preset: ids.preset.id,
-    protection: 'None',
+    protection: drm ? (drm.scheme === 'aes-128' ? 'Aes128' : 'ClearKey') : 'None',
+    ...(drm && ids.keyId
+      ? {
+          protectionDetails: { keyIds: [ids.keyId], contentId: ids.assetId },
+          type: drm.endpointType,
+          isDrmProtected: true,
+          drmKeyMode: 'SingleKey' as const,
+        }
+      : {}),
     durationMilliseconds: e.durationMilliseconds,
     size: e.size,
     manifest: e.manifest,

@@ -1,0 +1,110 @@
+import { createCipheriv } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { encryptInit, encryptSegment, psshBox, type CencScheme } from './cenc.ts';
+import { mediaPlaylists } from './finish.ts';
+import { readMediaPlaylist } from './hls.ts';
+import { packagingOf, type EncodeLayout } from './packaging.ts';
+
+/** DRM system ids as they appear in PSSH boxes, MPDs and CPIX documents. */
+export const SYSTEM_IDS = {
+  /** W3C "common" system: the PSSH that EME's `cenc` init data and ClearKey read. */
+  common: '1077efec-c0b2-4d02-ace3-3c1e52e2fb4b',
+  clearKey: 'e2719d58-a985-b3c9-781a-b030af78d30e',
+  widevine: 'edef8ba9-79d6-4ace-a3c8-27dcd51d21ed',
+  playReady: '9a04f079-9840-4286-ab92-e65be0885f95',
+} as const;
+
+/** What an encrypted output is made with: one content key (SingleKey mode). */
+export interface OutputEncryption {
+  /** `aes-128`: HLS MPEG-TS segments encrypted whole (`#EXT-X-KEY:METHOD=AES-128`); `cenc`/`cbcs`: DASH CMAF. */
+  scheme: 'aes-128' | CencScheme;
+  /** 16 bytes. */
+  key: Buffer;
+  /** The key id as a UUID. */
+  keyId: string;
+  /** HLS: the key URL written into `#EXT-X-KEY`. DASH: the ClearKey license URL written into the MPD. */
+  keyUrl: string;
+  /** cbcs: the constant IV (16 bytes). */
+  iv?: Buffer;
+}
+
+const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * The `<ContentProtection>` elements of one encrypted adaptation set: the scheme with the key id, and ClearKey with its
+ * license URL. The W3C common PSSH stays in the initialisation segments only: dash.js 5 would send it from the MPD
+ * as `keyids` init data, which Chromium refuses; from `cenc:default_KID` it builds proper `keyids`.
+ */
+export function contentProtection(e: OutputEncryption): string {
+  return [
+    `<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="${e.scheme}" cenc:default_KID="${e.keyId}"/>`,
+    `<ContentProtection schemeIdUri="urn:uuid:${SYSTEM_IDS.clearKey}" value="ClearKey1.0"><dashif:Laurl>${esc(e.keyUrl)}</dashif:Laurl></ContentProtection>`,
+  ].join('');
+}
+
+/**
+ * Encrypts a finished clear DASH output directory in place (`init-*.m4s`, `chunk-*.m4s`, `manifest.mpd`): CENC on
+ * every audio and video representation with the one key, PSSH boxes in the initialisation segments, and the MPD's
+ * audio and video adaptation sets marked with their ContentProtection (captions stay clear).
+ */
+export async function protectDash(dir: string, e: OutputEncryption): Promise<void> {
+  if (e.scheme === 'aes-128') throw new Error('DASH outputs are encrypted with cenc or cbcs');
+  const keyId = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
+  const commonPssh = psshBox(SYSTEM_IDS.common, [keyId]);
+  const key = { key: e.key, keyId, scheme: e.scheme, constantIv: e.iv, pssh: [commonPssh] };
+  const files = await readdir(dir);
+  for (const name of files) {
+    const m = /^init-(.+)\.m4s$/.exec(name);
+    if (!m) continue;
+    const { init, tracks } = encryptInit(await readFile(join(dir, name)), key);
+    await writeFile(join(dir, name), init);
+    for (const seg of files.filter((f) => f.startsWith(`chunk-${m[1]}-`) && f.endsWith('.m4s'))) {
+      await writeFile(join(dir, seg), encryptSegment(await readFile(join(dir, seg)), tracks, key));
+    }
+  }
+  const mpdPath = join(dir, 'manifest.mpd');
+  let mpd = await readFile(mpdPath, 'utf8');
+  mpd = mpd.replace(/<MPD\b/, '<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS"');
+  mpd = mpd.replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n\t\t\t${contentProtection(e)}`);
+  await writeFile(mpdPath, mpd);
+}
+
+/**
+ * Encrypts a finished clear HLS output (MPEG-TS segments) in place: every segment whole with AES-128-CBC (PKCS#7), the
+ * IV being the segment's media sequence number as the HLS specification defines when a key has no IV attribute, and
+ * `#EXT-X-KEY:METHOD=AES-128` with the key URL before the first segment of each media playlist. Done after the
+ * finishing steps, which read the clear segments (codecs, measured bandwidth).
+ */
+export async function protectHls(dir: string, e: OutputEncryption, mediaPlaylists: string[]): Promise<void> {
+  if (e.scheme !== 'aes-128') throw new Error('HLS MPEG-TS outputs are encrypted with aes-128');
+  const keyLine = `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
+  for (const playlist of mediaPlaylists) {
+    const text = await readFile(playlist, 'utf8');
+    const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
+    const { segments } = await readMediaPlaylist(playlist);
+    for (const [i, seg] of segments.entries()) {
+      const file = join(dirname(playlist), seg.uri);
+      const iv = Buffer.alloc(16);
+      iv.writeBigUInt64BE(BigInt(first + i), 8);
+      const cipher = createCipheriv('aes-128-cbc', e.key, iv);
+      await writeFile(file, Buffer.concat([cipher.update(await readFile(file)), cipher.final()]));
+    }
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('#EXTINF:'));
+    if (at >= 0) lines.splice(at, 0, keyLine);
+    await writeFile(playlist, lines.join('\n'));
+  }
+}
+
+/** Encrypts the streaming packaging of a finished output directory as its preset says . */
+export async function protectOutput(layout: EncodeLayout, e: OutputEncryption): Promise<void> {
+  const { streaming } = packagingOf(layout.preset);
+  if (streaming === 'hls' && e.scheme === 'aes-128') {
+    const dir = join(layout.outDir, 'hls');
+    const { video, audio } = mediaPlaylists(layout, dir, false);
+    return protectHls(dir, e, [...video, ...audio]);
+  }
+  if (streaming === 'dash' && e.scheme !== 'aes-128') return protectDash(join(layout.outDir, 'dash'), e);
+  throw new Error(`preset ${layout.preset.id}: ${e.scheme} encryption is made for ${e.scheme === 'aes-128' ? 'hls' : 'dash'} packaging only`);
+}

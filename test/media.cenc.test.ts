@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runFfmpeg } from '../src/media/ffmpeg.ts';
+import { protectDash } from '../src/media/protect.ts';
+import { tempDir } from './helpers/media.ts';
+
+const run = promisify(execFile);
+const KEY = '00112233445566778899aabbccddeeff';
+const KEY_ID = '0123abcd-4567-89ef-0123-456789abcdef';
+
+/** md5 of what ffmpeg decodes from a file (frames or samples), with the key when given. */
+async function decodedMd5(file: string, key?: string): Promise<string> {
+  const { stdout } = await run('ffmpeg', ['-v', 'error', ...(key ? ['-decryption_key', key] : []), '-i', file, '-f', 'md5', '-']);
+  return stdout.trim();
+}
+
+/**
+ * Our Common Encryption step checked by an outside tool: every segment of a clear DASH output, encrypted with `cenc`
+ * and with `cbcs`, decodes under ffmpeg's own CENC decryption to exactly what the clear segment decodes to.
+ */
+describe('CENC encryption of fragmented MP4', () => {
+  const { dir, cleanup } = tempDir('mediaplane-cenc-');
+  const clear = join(dir, 'clear');
+
+  beforeAll(async () => {
+    await run('mkdir', ['-p', clear]);
+    await runFfmpeg([
+      ...['-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=15', '-f', 'lavfi', '-i', 'sine=f=440:sample_rate=48000', '-t', '2'],
+      ...['-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15', '-c:a', 'aac', '-f', 'dash', '-seg_duration', '1'],
+      ...['-init_seg_name', 'init-$RepresentationID$.m4s', '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s'],
+      ...['-adaptation_sets', 'id=0,streams=v id=1,streams=a', join(clear, 'manifest.mpd')],
+    ]);
+  });
+  afterAll(() => cleanup());
+
+  for (const scheme of ['cenc', 'cbcs'] as const) {
+    it(`${scheme}: each segment decrypts to the clear one, and is not playable without the key`, async () => {
+      const out = join(dir, scheme);
+      cpSync(clear, out, { recursive: true });
+      await protectDash(out, { scheme, key: Buffer.from(KEY, 'hex'), keyId: KEY_ID, keyUrl: 'https://example.test/license', iv: Buffer.alloc(16, 9) });
+      const mpd = readFileSync(join(out, 'manifest.mpd'), 'utf8');
+      expect(mpd).toContain(`<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="${scheme}" cenc:default_KID="${KEY_ID}"/>`);
+      const chunks = readdirSync(out).filter((f) => f.startsWith('chunk-'));
+      expect(chunks.length).toBeGreaterThanOrEqual(4);
+      for (const chunk of chunks) {
+        const rep = chunk.split('-')[1];
+        const join2 = (root: string, name: string) => {
+          const file = join(dir, `${scheme}-${name}-${chunk}.mp4`);
+          writeFileSync(file, Buffer.concat([readFileSync(join(root, `init-${rep}.m4s`)), readFileSync(join(root, chunk))]));
+          return file;
+        };
+        const encrypted = join2(out, 'enc');
+        expect(readFileSync(join(out, chunk)).equals(readFileSync(join(clear, chunk)))).toBe(false);
+        expect(await decodedMd5(encrypted, KEY)).toBe(await decodedMd5(join2(clear, 'clear')));
+      }
+      // Without the key the video does not decode to the same frames.
+      const video = join(dir, `${scheme}-nokey.mp4`);
+      writeFileSync(video, Buffer.concat([readFileSync(join(out, 'init-0.m4s')), readFileSync(join(out, 'chunk-0-00001.m4s'))]));
+      const clearVideo = join(dir, `${scheme}-clearvideo.mp4`);
+      writeFileSync(clearVideo, Buffer.concat([readFileSync(join(clear, 'init-0.m4s')), readFileSync(join(clear, 'chunk-0-00001.m4s'))]));
+      const without = await decodedMd5(video).catch((e) => String(e));
+      expect(without).not.toBe(await decodedMd5(clearVideo));
+    });
+  }
+});
