@@ -1,0 +1,79 @@
+import { createReadStream } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { PlatformContext } from '../../context.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { PLAYER_FLAGS, type PlayerFlags } from './embedUrl.ts';
+import { playerPage } from './page.ts';
+import { webFile } from './page.ts';
+
+/** The player libraries, served from the installed npm packages (no CDN), and the page's own script. */
+const LIBRARIES: Record<string, string> = {
+  'hls.js': fileURLToPath(new URL('../../../node_modules/hls.js/dist/hls.min.js', import.meta.url)),
+  'dash.js': fileURLToPath(new URL('../../../node_modules/dashjs/dist/modern/umd/dash.all.min.js', import.meta.url)),
+  'player.js': webFile('player.js'),
+};
+
+/** How often a playing page reports the seconds it played. */
+const HEARTBEAT_MS = 10_000;
+
+const Html = Type.Unsafe<string>({ type: 'string', description: 'text/html' });
+const Params = Type.Object({
+  tenantId: Type.String({ format: 'uuid' }),
+  assetId: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }),
+});
+const PageQuery = Type.Object({
+  Muted: Type.Optional(Type.Boolean()),
+  Autoplay: Type.Optional(Type.Boolean()),
+  TimeShift: Type.Optional(Type.Boolean()),
+  Analytics: Type.Optional(Type.Boolean()),
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+});
+
+/** `GET /player/v1/{tenantId}/{assetId}`: the page an `<iframe>` embeds (docs/decisions/player.md). */
+export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
+  const base = ctx.config.publicUrl.href.replace(/\/*$/, '');
+
+  app.get<{ Params: { file: string } }>('/player/v1/lib/:file', { schema: { hide: true } }, async (req, reply) => {
+    const path = LIBRARIES[req.params.file];
+    if (!path) throw new ApiError(404, 'route_not_found', `No player file ${req.params.file}`);
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(createReadStream(path));
+  });
+
+  app.get(
+    '/player/v1/:tenantId/:assetId',
+    {
+      schema: {
+        tags: ['Player'],
+        summary: 'Get embed page',
+        description: 'The HTML page that plays a streaming asset in an iframe (no API key), with the options Muted, Autoplay, TimeShift, Analytics.',
+        security: [],
+        params: Params,
+        querystring: PageQuery,
+        response: { 200: Html, 400: Type.Ref('Error'), 403: Html, 404: Type.Ref('Error') },
+      },
+    },
+    async (req, reply) => {
+      const { tenantId, assetId } = req.params;
+      const { token } = req.query;
+      const flags: PlayerFlags = {};
+      for (const name of PLAYER_FLAGS) if (req.query[name] !== undefined) flags[name] = req.query[name];
+      const path = `${base}/player/v1/${tenantId}/${assetId}`;
+      const page = playerPage(
+        {
+          tenantId,
+          assetId,
+          sourceUrl: `${path}/source${token ? `?token=${encodeURIComponent(token)}` : ''}`,
+          beaconUrl: `${base}/player/v1/${tenantId}/beacons`,
+          libUrl: `${base}/player/v1/lib`,
+          heartbeatMs: HEARTBEAT_MS,
+          flags,
+          ...(token ? { token } : {}),
+        },
+        'Video',
+      );
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+    },
+  );
+};
