@@ -1,0 +1,18 @@
+import type { PlatformModule } from '../../platform/module.ts';
+import { domainRoutes } from './domains.routes.ts';
+import { STREAMING_GUARDS } from './guards.ts';
+import { settingsRoutes } from './settings.routes.ts';
+
+/**
+ * Streaming (spec part 2, "Streaming"): the player-facing catalogue over every module's playables
+ * (`platform/playables.ts`), chapters, tags, images and frames, settings and playback tokens, allowed domains; its
+ * guards check every media request (`platform/playback.ts`). See docs/decisions/streaming.md.
+ */
+export const streamingModule: PlatformModule = {
+  name: 'streaming',
+  routes: async (app, ctx) => {
+    await app.register(domainRoutes, { ctx });
+    await app.register(settingsRoutes, { ctx });
+  },
+  playbackGuards: STREAMING_GUARDS,
+};
