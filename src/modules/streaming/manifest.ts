@@ -1,5 +1,7 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { streamingAssetRoutes } from './assets.routes.ts';
 import { domainRoutes } from './domains.routes.ts';
+import { STREAMING_EVENT_TYPES } from './eventTypes.ts';
 import { STREAMING_GUARDS } from './guards.ts';
 import { settingsRoutes } from './settings.routes.ts';
 
@@ -11,8 +13,10 @@ import { settingsRoutes } from './settings.routes.ts';
 export const streamingModule: PlatformModule = {
   name: 'streaming',
   routes: async (app, ctx) => {
+    await app.register(streamingAssetRoutes, { ctx });
     await app.register(domainRoutes, { ctx });
     await app.register(settingsRoutes, { ctx });
   },
   playbackGuards: STREAMING_GUARDS,
+  eventTypes: STREAMING_EVENT_TYPES,
 };
