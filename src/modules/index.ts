@@ -12,7 +12,17 @@ import { streamingModule } from './streaming/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
 
 /** Every module the platform runs. A new module is a folder with a `manifest.ts` and one line here. */
-export const MODULES: readonly PlatformModule[] = [adminModule, coreModule, transcoderModule, vodModule, liveModule, streamingModule, notificationsModule, analyticsModule, playerModule];
+export const MODULES: readonly PlatformModule[] = [
+  adminModule,
+  coreModule,
+  transcoderModule,
+  vodModule,
+  liveModule,
+  streamingModule,
+  notificationsModule,
+  analyticsModule,
+  playerModule,
+];
 
 /** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */
 export function setModuleCatalogues(modules: readonly PlatformModule[] = MODULES): void {

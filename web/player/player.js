@@ -140,15 +140,15 @@
     if (source.poster) video.poster = source.poster;
     video.muted = boot.flags.Muted;
     showChapters(source.chapters ?? []);
-    const live = source.type === 'LiveChannel' || source.type === 'LiveEvent';
-    const analyticsOn = boot.flags.Analytics ?? source.analytics !== false;
+    const live = source.live;
+    const analyticsOn = boot.flags.Analytics ?? source.settings.analytics;
     let report = { error() {} };
     const fail = (code, text) => {
       report.error(code);
       show(text);
     };
     const nativeHls = video.canPlayType('application/vnd.apple.mpegurl') !== '';
-    if (source.hls && (window.MediaSource || window.ManagedMediaSource)) {
+    if (source.hlsUrl && (window.MediaSource || window.ManagedMediaSource)) {
       await loadScript(`${boot.libUrl}/hls.js`);
       const Hls = window.Hls;
       const hls = new Hls();
@@ -156,19 +156,19 @@
       hls.on(Hls.Events.ERROR, (_e, d) => {
         if (d.fatal) fail(d.details, `Playback failed: ${d.details}`);
       });
-      hls.loadSource(source.hls);
+      hls.loadSource(source.hlsUrl);
       hls.attachMedia(video);
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => hls.liveSyncPosition);
-    } else if (source.dash && window.MediaSource) {
+    } else if (source.dashUrl && window.MediaSource) {
       await loadScript(`${boot.libUrl}/dash.js`);
       const dash = window.dashjs.MediaPlayer().create();
       if (analyticsOn) report = reportTo(source, 'dash.js', () => dash.getCurrentRepresentationForType?.('video')?.bandwidth);
       dash.on('error', (e) => fail(e.error?.code ?? 'dash', `Playback failed: ${e.error?.message ?? 'dash.js error'}`));
-      dash.initialize(video, source.dash, false);
+      dash.initialize(video, source.dashUrl, false);
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => dash.duration());
-    } else if (source.hls && nativeHls) {
+    } else if (source.hlsUrl && nativeHls) {
       if (analyticsOn) report = reportTo(source, 'native', () => undefined);
-      video.src = source.hls;
+      video.src = source.hlsUrl;
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => (video.seekable.length ? video.seekable.end(video.seekable.length - 1) : NaN));
     } else {
       return show('This browser cannot play this video');

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { publicRouteLimit } from '../../platform/rateLimit.ts';
+import { isOriginAllowed, originRefused } from '../streaming/domains.ts';
 import { BeaconBatch, rowOf } from './beacons.ts';
 import { activeTenants } from './tenantCheck.ts';
 import { clientOf } from './userAgent.ts';
@@ -26,7 +27,8 @@ const NoContent = Type.Unsafe<undefined>({ type: 'null', description: 'stored' }
 
 /**
  * `POST /player/v1/{tenantId}/beacons`: what players report. Public (a viewer has no API key), so it is limited per
- * tenant (`MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE`), validated beacon by beacon, and written in groups (writer.ts).
+ * tenant (`MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE`), refused from pages outside the tenant's allowed domains,
+ * validated beacon by beacon, and written in groups (writer.ts).
  */
 export const beaconRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext; writer: BeaconWriter }> = async (app, { ctx, writer }) => {
   const checkTenant = activeTenants(ctx.db);
@@ -46,16 +48,18 @@ export const beaconRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext; wri
         security: [],
         params: Type.Object({ tenantId: Type.String({ format: 'uuid' }) }),
         body: BeaconBatch,
-        response: { 204: NoContent, 400: Type.Ref('Error'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },
+        response: { 204: NoContent, 400: Type.Ref('Error'), 403: Type.Ref('Error'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },
       },
     },
     async (req, reply) => {
-      const { tenantId } = req.params;
+      const tenantId = req.params.tenantId.toLowerCase();
       await checkTenant(tenantId);
+      const page = req.headers.origin ?? req.headers.referer;
+      if (!(await isOriginAllowed(ctx, tenantId, page))) throw originRefused(page);
       const now = new Date();
       const client = clientOf(req.headers['user-agent']);
       const domain = pageHostOf(req);
-      await writer.write(req.body.beacons.map((b) => rowOf(tenantId.toLowerCase(), now, b, client, domain)));
+      await writer.write(req.body.beacons.map((b) => rowOf(tenantId, now, b, client, domain)));
       return reply.status(204).send();
     },
   );

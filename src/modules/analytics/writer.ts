@@ -1,4 +1,5 @@
 import { getTableColumns, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
 import { analyticsBeacons, type BeaconRow } from './tables.ts';
 
@@ -67,4 +68,13 @@ const KEYS = Object.fromEntries(Object.entries(getTableColumns(analyticsBeacons)
 function valueOf(row: BeaconRow, column: string): unknown {
   const v = row[KEYS[column]];
   return v instanceof Date ? v.toISOString() : (v ?? null);
+}
+
+const writers = new WeakMap<PlatformContext, BeaconWriter>();
+
+/** The one writer of a platform, shared by the beacon route and the CMCD observer, so that their rows group together. */
+export function writerOf(ctx: PlatformContext): BeaconWriter {
+  let writer = writers.get(ctx);
+  if (!writer) writers.set(ctx, (writer = new BeaconWriter(ctx.db)));
+  return writer;
 }

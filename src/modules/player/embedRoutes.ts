@@ -4,9 +4,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { isOriginAllowed, originRefused } from '../streaming/domains.ts';
+import { playbackSource } from '../streaming/playback.ts';
 import { PLAYER_FLAGS, type PlayerFlags } from './embedUrl.ts';
-import { playerPage } from './page.ts';
-import { webFile } from './page.ts';
+import { playerPage, refusalPage, webFile } from './page.ts';
+import { SourceConfig } from './schemas.ts';
 
 /** The player libraries, served from the installed npm packages (no CDN), and the page's own script. */
 const LIBRARIES: Record<string, string> = {
@@ -23,6 +25,7 @@ const Params = Type.Object({
   tenantId: Type.String({ format: 'uuid' }),
   assetId: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }),
 });
+const SourceQuery = Type.Object({ token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) });
 const PageQuery = Type.Object({
   Muted: Type.Optional(Type.Boolean()),
   Autoplay: Type.Optional(Type.Boolean()),
@@ -55,12 +58,23 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
       },
     },
     async (req, reply) => {
-      const { tenantId, assetId } = req.params;
+      const tenantId = req.params.tenantId.toLowerCase();
+      const { assetId } = req.params;
       const { token } = req.query;
+      // An iframe's request names the embedding page in its Referer (the browser's default policy keeps its origin).
+      const page = req.headers.referer;
+      if (!(await isOriginAllowed(ctx, tenantId, page))) {
+        return reply
+          .status(403)
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send(refusalPage(originRefused(page).message));
+      }
+      const source = await playbackSource(ctx, tenantId, assetId, { token });
       const flags: PlayerFlags = {};
       for (const name of PLAYER_FLAGS) if (req.query[name] !== undefined) flags[name] = req.query[name];
       const path = `${base}/player/v1/${tenantId}/${assetId}`;
-      const page = playerPage(
+      const html = playerPage(
         {
           tenantId,
           assetId,
@@ -69,11 +83,32 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
           libUrl: `${base}/player/v1/lib`,
           heartbeatMs: HEARTBEAT_MS,
           flags,
-          ...(token ? { token } : {}),
         },
-        'Video',
+        source.title ?? 'Video',
       );
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
+    },
+  );
+
+  app.get(
+    '/player/v1/:tenantId/:assetId/source',
+    {
+      schema: {
+        tags: ['Player'],
+        summary: 'Get player source config',
+        description: 'What the embed player plays: manifest URLs (carrying the token given), poster, chapters, type and settings (no API key).',
+        security: [],
+        params: Params,
+        querystring: SourceQuery,
+        response: { 200: SourceConfig, 400: Type.Ref('Error'), 403: Type.Ref('Error'), 404: Type.Ref('Error') },
+      },
+    },
+    async (req, reply) => {
+      const tenantId = req.params.tenantId.toLowerCase();
+      const page = req.headers.origin ?? req.headers.referer;
+      if (!(await isOriginAllowed(ctx, tenantId, page))) throw originRefused(page);
+      const source = await playbackSource(ctx, tenantId, req.params.assetId, { token: req.query.token });
+      return reply.header('access-control-allow-origin', '*').header('cache-control', 'no-store').send(source);
     },
   );
 };

@@ -18,7 +18,6 @@ export interface Boot {
   libUrl: string;
   heartbeatMs: number;
   flags: PlayerFlags;
-  token?: string;
 }
 
 /** The embed page that plays: its configuration in the page, then the player script. (Function replacers: a `$&` in a value stays text.) */
