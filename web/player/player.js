@@ -72,6 +72,7 @@
       if (started && !video.seeking) waitingSince = performance.now();
     });
     video.addEventListener('playing', () => {
+      if (lastTime === null) lastTime = video.currentTime;
       if (!started) {
         started = true;
         send('start', { startupTimeMs: Math.round(performance.now() - requestedAt), videoBitrate: bitrate() });

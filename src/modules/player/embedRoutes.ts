@@ -36,8 +36,6 @@ const PageQuery = Type.Object({
 
 /** `GET /player/v1/{tenantId}/{assetId}`: the page an `<iframe>` embeds (docs/decisions/player.md). */
 export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
-  const base = ctx.config.publicUrl.href.replace(/\/*$/, '');
-
   app.get<{ Params: { file: string } }>('/player/v1/lib/:file', { schema: { hide: true } }, async (req, reply) => {
     const path = LIBRARIES[req.params.file];
     if (!path) throw new ApiError(404, 'route_not_found', `No player file ${req.params.file}`);
@@ -73,14 +71,15 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
       const source = await playbackSource(ctx, tenantId, assetId, { token });
       const flags: PlayerFlags = {};
       for (const name of PLAYER_FLAGS) if (req.query[name] !== undefined) flags[name] = req.query[name];
-      const path = `${base}/player/v1/${tenantId}/${assetId}`;
+      // Paths on the page's own origin, whatever name the viewer reached the platform by.
+      const path = `/player/v1/${tenantId}/${assetId}`;
       const html = playerPage(
         {
           tenantId,
           assetId,
           sourceUrl: `${path}/source${token ? `?token=${encodeURIComponent(token)}` : ''}`,
-          beaconUrl: `${base}/player/v1/${tenantId}/beacons`,
-          libUrl: `${base}/player/v1/lib`,
+          beaconUrl: `/player/v1/${tenantId}/beacons`,
+          libUrl: '/player/v1/lib',
           heartbeatMs: HEARTBEAT_MS,
           flags,
         },
