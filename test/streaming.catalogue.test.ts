@@ -4,13 +4,13 @@ import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } fr
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
 
-const { dir, cleanup } = tempDir('mediaplane-streaming-');
-
 /**
  * The streaming catalogue over a mix of kinds (two VOD assets, remuxed, and a live channel): every filter and sort of
  * `GET /streaming/v1/assets`, the asset details, update, settings, chapters, tags and images, and tenant isolation.
  */
 describeEachDb('Streaming catalogue', (kind) => {
+  // One folder per database: the first one's afterAll removes its own.
+  const { dir, cleanup } = tempDir('mediaplane-streaming-');
   let p: TestPlatform;
   let t: TestTenant;
   let other: TestTenant;

@@ -163,3 +163,11 @@ export const deleteChapter = (ctx: PlatformContext, tenantId: string, assetId: s
     if (kept.length === row.chapters.length) throw new ApiError(404, 'chapter_not_found', `Asset ${assetId} has no chapter ${chapterId}`);
     return { chapters: kept };
   });
+
+/** An uploaded image joins the asset's `images` under its name (replacing an image of that key). */
+export const addUploadedImage = (ctx: PlatformContext, tenantId: string, assetId: string, image: { Id: string; Name: string; Url: string }) =>
+  changeDetails(ctx, tenantId, assetId, (row) => ({ images: { ...row.images, [image.Name]: image } }));
+
+/** A deleted uploaded image leaves the asset's `images`. */
+export const removeUploadedImage = (ctx: PlatformContext, tenantId: string, assetId: string, imageId: string) =>
+  changeDetails(ctx, tenantId, assetId, (row) => ({ images: Object.fromEntries(Object.entries(row.images).filter(([, v]) => v.Id !== imageId)) }));

@@ -2,6 +2,10 @@ import type { PlatformModule } from '../../platform/module.ts';
 import { streamingAssetRoutes } from './assets.routes.ts';
 import { domainRoutes } from './domains.routes.ts';
 import { STREAMING_EVENT_TYPES } from './eventTypes.ts';
+import { framesJob, startFrameWorkers } from './frames.ts';
+import { imageRoutes } from './images.routes.ts';
+import { registerImageDelivery } from './media.routes.ts';
+import { startSessionSweep } from './sessions.ts';
 import { STREAMING_GUARDS } from './guards.ts';
 import { settingsRoutes } from './settings.routes.ts';
 
@@ -14,9 +18,16 @@ export const streamingModule: PlatformModule = {
   name: 'streaming',
   routes: async (app, ctx) => {
     await app.register(streamingAssetRoutes, { ctx });
+    await app.register(imageRoutes, { ctx });
+    registerImageDelivery(app, ctx);
     await app.register(domainRoutes, { ctx });
     await app.register(settingsRoutes, { ctx });
   },
+  jobs: [framesJob],
+  workers: [
+    { roles: ['worker'], start: startFrameWorkers },
+    { roles: ['worker'], start: startSessionSweep },
+  ],
   playbackGuards: STREAMING_GUARDS,
   eventTypes: STREAMING_EVENT_TYPES,
 };

@@ -2,6 +2,7 @@ import type { PlatformContext } from '../../context.ts';
 import { withToken } from '../../platform/playback.ts';
 import type { PlayableEndpoint } from '../../platform/playables.ts';
 import { getStreamingAsset } from './catalogue.ts';
+import { posterUrl } from './frames.ts';
 import { effectiveState } from './settings.ts';
 import { tenantSettings } from './settings.ts';
 
@@ -51,7 +52,7 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
   const tenant = await tenantSettings(ctx.db, tenantId);
   const state = (name: 'devToolsAccess' | 'analytics' | 'codeObfuscation' | 'cap') => asset.settings[name].asset ?? asset.settings[name].tenant;
   const images = asset.images;
-  const firstImage = Object.values(images)[0]?.Url ?? null;
+  const firstImage = Object.values(images)[0]?.Url ?? (await posterUrl(ctx, tenantId, asset.id));
   return {
     id: asset.id,
     type: asset.type,

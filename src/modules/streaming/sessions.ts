@@ -1,5 +1,6 @@
 import { and, count, eq, gt, ne, sql } from 'drizzle-orm';
-import type { PlatformContext } from '../../context.ts';
+import type { PlatformContext, WorkerStarter } from '../../context.ts';
+import { startPeriodic } from '../../platform/periodic.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { streamingSessions } from './tables.ts';
 
@@ -53,3 +54,9 @@ export async function holdSession(
 export async function deleteEndedSessions(ctx: PlatformContext): Promise<void> {
   await ctx.db.delete(streamingSessions).where(sql`${streamingSessions.lastSeen} < now() - make_interval(secs => ${SESSION_IDLE_SECONDS * 10})`);
 }
+
+/** Deletes ended `cap` sessions every minute (worker role). */
+export const startSessionSweep: WorkerStarter = async (ctx) => {
+  const task = startPeriodic('streaming sessions', 60_000, () => deleteEndedSessions(ctx), ctx.log, { runAtStart: false });
+  return () => task.stop();
+};
