@@ -1,30 +1,3 @@
-CREATE TABLE "analytics_beacons" (
-	"time" timestamp with time zone DEFAULT now() NOT NULL,
-	"tenant_id" uuid NOT NULL,
-	"impression_id" uuid NOT NULL,
-	"kind" text NOT NULL,
-	"source" text DEFAULT 'beacon' NOT NULL,
-	"asset_id" text,
-	"asset_type" text,
-	"player_tech" text,
-	"browser" text,
-	"os" text,
-	"device_type" text,
-	"domain" text,
-	"played_seconds" real,
-	"video_bitrate" integer,
-	"buffering_ms" integer,
-	"startup_time_ms" integer,
-	"error_code" text,
-	"exited_before_start" smallint,
-	"playback_failed" smallint,
-	"ad_id" text,
-	"ad_position" text,
-	"ad_played_seconds" real,
-	"ad_clicked" smallint,
-	"ad_skipped" smallint
-);
---> statement-breakpoint
 CREATE TABLE "streaming_assets" (
 	"tenant_id" uuid NOT NULL,
 	"asset_id" text NOT NULL,
@@ -86,12 +59,10 @@ CREATE TABLE "streaming_tenant_settings" (
 	"last_modification_date" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "analytics_beacons" ADD CONSTRAINT "analytics_beacons_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "streaming_assets" ADD CONSTRAINT "streaming_assets_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "streaming_domains" ADD CONSTRAINT "streaming_domains_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "streaming_images" ADD CONSTRAINT "streaming_images_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "streaming_sessions" ADD CONSTRAINT "streaming_sessions_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "streaming_tenant_settings" ADD CONSTRAINT "streaming_tenant_settings_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "analytics_beacons_tenant_time" ON "analytics_beacons" USING btree ("tenant_id","time");--> statement-breakpoint
 CREATE UNIQUE INDEX "streaming_domains_tenant_host" ON "streaming_domains" USING btree ("tenant_id","host");--> statement-breakpoint
 CREATE INDEX "streaming_images_tenant_asset" ON "streaming_images" USING btree ("tenant_id","asset_id","create_date");
