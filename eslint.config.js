@@ -26,6 +26,22 @@ export default tseslint.config(
     },
   },
   {
+    // The embed player's script runs in the viewer's browser, as served (web/player/player.js).
+    files: ['web/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        crypto: 'readonly',
+        fetch: 'readonly',
+        performance: 'readonly',
+        addEventListener: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
+  },
+  {
     // Tests and benchmarks read JSON answers of every shape.
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

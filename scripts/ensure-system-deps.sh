@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system programs Mediaplane runs (ffmpeg/ffprobe; chromium for browser tests; OpenStack Swift as the
-# local S3-compatible server of the storage tests) when they are missing, from Debian's packages.
+# local S3-compatible server of the storage tests; zbarimg, which reads back the QR codes of the player tests) when they
+# are missing, from Debian's packages.
 # Skipped when FFMPEG_PATH points at an ffmpeg of your own.
 set -euo pipefail
 want=()
@@ -8,6 +9,7 @@ if [ -z "${FFMPEG_PATH:-}" ] && ! command -v ffmpeg >/dev/null 2>&1; then want+=
 for extra in "$@"; do
   case "$extra" in
     chromium) [ -x /usr/bin/chromium ] || want+=(chromium) ;;
+    zbar) command -v zbarimg >/dev/null 2>&1 || want+=(zbar-tools) ;;
     swift) command -v swift-proxy-server >/dev/null 2>&1 || want+=(swift-proxy swift-object swift-container swift-account) ;;
   esac
 done

@@ -49,6 +49,8 @@ export interface Config {
   listCacheBytes: number;
   /** Requests per tenant per minute (`src/platform/rateLimit.ts`); 0 turns rate limiting off. */
   rateLimitPerMinute: number;
+  /** Beacon requests per tenant per minute on the public player ingestion route; 0: not limited. */
+  beaconRateLimitPerMinute: number;
   /** JSON request bodies larger than this are refused with 413 before they are read. */
   bodyLimitBytes: number;
   /** `serve` exits this long after SIGTERM/SIGINT even if requests or jobs have not finished by then. */
@@ -206,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),
     listCacheBytes: int('MEDIAPLANE_LIST_CACHE_MB', env.MEDIAPLANE_LIST_CACHE_MB, 64) * 1024 * 1024,
     rateLimitPerMinute: int('MEDIAPLANE_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_RATE_LIMIT_PER_MINUTE, 60_000),
+    beaconRateLimitPerMinute: int('MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE, 30_000),
     bodyLimitBytes: positive('MEDIAPLANE_BODY_LIMIT_KB', env.MEDIAPLANE_BODY_LIMIT_KB, 1024) * 1024,
     shutdownTimeoutSeconds: positive('MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS', env.MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS, 30),
     webhooks: {

@@ -2,10 +2,12 @@ import type { PlatformModule } from '../platform/module.ts';
 import { setPlayableKinds } from '../platform/playables.ts';
 import { setPlaybackHooks } from '../platform/playback.ts';
 import { adminModule } from './admin/manifest.ts';
+import { analyticsModule } from './analytics/manifest.ts';
 import { coreModule } from './core/manifest.ts';
 import { drmModule } from './drm/manifest.ts';
 import { liveModule } from './live/manifest.ts';
 import { notificationsModule } from './notifications/manifest.ts';
+import { playerModule } from './player/manifest.ts';
 import { transcoderModule } from './transcoder/manifest.ts';
 import { streamingModule } from './streaming/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
@@ -20,6 +22,8 @@ export const MODULES: readonly PlatformModule[] = [
   streamingModule,
   notificationsModule,
   drmModule,
+  analyticsModule,
+  playerModule,
 ];
 
 /** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */

@@ -129,3 +129,20 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
       new ApiError(429, 'rate_limited', `More than ${ctx.max} requests in ${opts.windowMs / 1000} s for this tenant; retry in ${ctx.after}`),
   });
 }
+
+/**
+ * The `config.rateLimit` of a public route (no API key, so no principal to key on): `max` requests per minute per
+ * `keyOf(request)`, counted in the same store as the tenants' operations (shared on PostgreSQL), under a key of its
+ * own. Has effect only when rate limiting is on (`MEDIAPLANE_RATE_LIMIT_PER_MINUTE` not 0).
+ */
+export const publicRouteLimit = (max: number, keyOf: (req: FastifyRequest) => string) =>
+  max === 0
+    ? false
+    : {
+        max,
+        timeWindow: 60_000,
+        keyGenerator: keyOf,
+        allowList: () => false,
+        errorResponseBuilder: (_req: FastifyRequest, ctx: { max: number; after: string }) =>
+          new ApiError(429, 'rate_limited', `More than ${ctx.max} requests in 60 s for this tenant; retry in ${ctx.after}`),
+      };

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import QRCode from 'qrcode';
+import { Type } from 'typebox';
+import type { PlatformContext } from '../../context.ts';
+import { withErrors } from '../../platform/schemas.ts';
+import { embedUrlOf } from './embedUrl.ts';
+
+const Png = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'image/png' });
+
+/** `GET /streaming/v1/qrcode/{id}`: a PNG of the asset's embed URL, so that a phone opens the player. */
+export const qrCodeRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
+  app.get(
+    '/streaming/v1/qrcode/:id',
+    {
+      config: { access: 'read' },
+      schema: {
+        tags: ['Streaming'],
+        summary: 'Generate QR code',
+        description: "A PNG QR code of the asset's embed URL, with the boolean options given as its query.",
+        params: Type.Object({ id: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }) }),
+        querystring: Type.Object({
+          Muted: Type.Optional(Type.Boolean()),
+          Autoplay: Type.Optional(Type.Boolean()),
+          TimeShift: Type.Optional(Type.Boolean()),
+          Analytics: Type.Optional(Type.Boolean()),
+        }),
+        response: withErrors({ 200: Png }),
+      },
+    },
+    async (req, reply) => {
+      const url = embedUrlOf(ctx.config.publicUrl, req.principal.tenantId, req.params.id, req.query);
+      // Medium error correction: a screen or a print with a smudge still scans; 8 px modules are sharp on any screen.
+      const png = await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'M', scale: 8, margin: 4 });
+      return reply.type('image/png').header('cache-control', 'private, max-age=3600').send(png);
+    },
+  );
+};

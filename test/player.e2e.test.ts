@@ -1,0 +1,196 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser } from './helpers/browser.ts';
+import { makeClip, tempDir } from './helpers/media.ts';
+import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
+
+const { dir, cleanup } = tempDir('mediaplane-player-');
+afterAll(cleanup);
+const run = promisify(execFile);
+
+/** What a phone's camera reads: zbarimg (Debian's zbar-tools) decodes the PNG. */
+async function scan(png: Buffer, name: string): Promise<string> {
+  const file = join(dir, `${name}.png`);
+  writeFileSync(file, png);
+  const { stdout } = await run('zbarimg', ['--raw', '-q', file]);
+  return stdout.trim();
+}
+
+/**
+ * The embed page in headless Chromium: it plays a tiny VOD asset, its beacons feed the analytics operations, and the
+ * platform refuses pages from domains the tenant did not allow. The QR code of the asset opens that page.
+ */
+describeEachDb('Embed player', (kind) => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let browser: Browser;
+  let assetId: string;
+  let embed: string;
+
+  const figure = async (path: string, body: unknown) => {
+    const r = await t.json('POST', `/streaming/v1/analytics/${path}`, body);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.rows[0]?.at(-1) as number;
+  };
+  const onAsset = () => [{ name: 'ASSET_ID', operator: 'EQ', value: assetId }];
+
+  /** Opens the embed page and waits for the video to play to its end. */
+  async function watch(screenshot?: string): Promise<Page> {
+    const page = await browser.newPage();
+    await page.goto(embed);
+    if (screenshot) {
+      await page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).currentTime > 1, null, { timeout: 60_000 });
+      await page.screenshot({ path: screenshot });
+    }
+    await page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).ended, null, { timeout: 60_000 });
+    return page;
+  }
+
+  beforeAll(async () => {
+    p = await startPlatform(kind);
+    t = await p.createTenant();
+    const fileId = await uploadFile(t, await makeClip(dir, 'clip', { seconds: 3, audio: [] }));
+    assetId = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4', title: 'Three seconds' })).body.id;
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${assetId}`),
+      (r) => r.body?.status === 'Available',
+      { timeoutMs: 90_000, what: 'the asset to be Available' },
+    );
+    const chapters = await t.call('POST', `/streaming/v1/assets/${assetId}/chapters`, { chapters: [{ title: 'Middle', startSecond: 1, endSecond: 2 }] });
+    expect(chapters.status).toBe(200);
+    embed = `${p.baseUrl}/player/v1/${t.id}/${assetId}?Muted=true&Autoplay=true&Analytics=true`;
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await p?.stop();
+  });
+
+  it('plays the asset with its chapter marker; its beacons give one impression and the seconds it played', async () => {
+    const page = await watch(process.env.PLAYER_SCREENSHOT);
+    expect(await page.title()).toBe('Three seconds');
+    expect(await page.locator('#chapters button').getAttribute('title')).toBe('Middle');
+    expect(await page.locator('#message').isVisible()).toBe(false);
+    await page.close();
+    await until(
+      () => figure('queries/count', { dimension: 'IMPRESSION_ID', filters: onAsset() }),
+      (n) => n === 1,
+      { what: 'one impression' },
+    );
+    // The end beacon is the last one a page sends: once it is counted, the seconds are all in.
+    await until(
+      () => figure('queries/count', { dimension: 'EXITED_BEFORE_START', filters: onAsset() }),
+      (n) => n === 1,
+      { what: 'the end beacon' },
+    );
+    const played = await figure('queries/sum', { dimension: 'PLAYED_SECONDS', filters: onAsset() });
+    expect(played).toBeGreaterThan(2.5);
+    expect(played).toBeLessThan(3.5);
+    expect(await figure('queries/avg', { dimension: 'STARTUP_TIME_MS', filters: onAsset() })).toBeGreaterThan(0);
+    expect(await figure('queries/avg', { dimension: 'PLAYBACK_FAILURE_PERCENTAGE', filters: onAsset() })).toBe(0);
+    const [row] = (
+      await t.json('POST', '/streaming/v1/analytics/queries/count', { dimension: 'IMPRESSION_ID', groupBy: ['PLAYER_TECH', 'BROWSER', 'ASSET_TYPE'] })
+    ).body.rows;
+    expect(row).toEqual(['hls.js', 'Headless Chrome', 'Vod', 1]);
+  });
+
+  it('counts two pages playing at once as two concurrent viewers', async () => {
+    const since = new Date().toISOString();
+    // Both loaded first, then started together: neither can finish before the other begins.
+    const pages = await Promise.all(
+      [1, 2].map(async () => {
+        const page = await browser.newPage();
+        await page.goto(embed.replace('Autoplay=true', 'Autoplay=false'));
+        await page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).readyState >= 3, null, { timeout: 60_000 });
+        return page;
+      }),
+    );
+    await Promise.all(pages.map((page) => page.evaluate(() => (document.getElementById('video') as HTMLVideoElement).play())));
+    await Promise.all(pages.map((page) => page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).ended, null, { timeout: 60_000 })));
+    await Promise.all(pages.map((page) => page.close()));
+    const window = { start: since, filters: onAsset() };
+    await until(
+      () => figure('queries/count', { dimension: 'EXITED_BEFORE_START', ...window }),
+      (n) => n === 2,
+      { what: 'two end beacons' },
+    );
+    expect(await figure('queries/count', { dimension: 'IMPRESSION_ID', ...window })).toBe(2);
+    expect(await figure('metrics/max_concurrentviewers', window)).toBe(2);
+    expect(await figure('queries/count', { dimension: 'IMPRESSION_ID', filters: onAsset() })).toBe(3);
+    const played = await figure('queries/sum', { dimension: 'PLAYED_SECONDS', ...window });
+    expect(played).toBeGreaterThan(5);
+    expect(played).toBeLessThan(7);
+  });
+
+  it("stores the CMCD data of another player's segment requests as its own impression", async () => {
+    const source = await (await fetch(`${p.baseUrl}/player/v1/${t.id}/${assetId}/source`)).json();
+    const master = await (await fetch(source.hlsUrl)).text();
+    const variant = new URL(
+      master.split('\n').find((l) => l && !l.startsWith('#'))!,
+      source.hlsUrl,
+    );
+    const media = await (await fetch(variant)).text();
+    const segment = new URL(
+      media.split('\n').find((l) => l && !l.startsWith('#'))!,
+      variant,
+    );
+    const sid = randomUUID();
+    segment.searchParams.set('CMCD', `br=800,d=2000,ot=v,sf=h,sid="${sid}",st=v`);
+    expect((await fetch(segment)).status).toBe(200);
+    const cmcd = [{ name: 'IMPRESSION_ID', operator: 'EQ', value: sid }];
+    await until(
+      () => figure('queries/sum', { dimension: 'PLAYED_SECONDS', filters: cmcd }),
+      (n) => n === 2,
+      { what: 'the CMCD row' },
+    );
+    expect(await figure('queries/avg', { dimension: 'VIDEO_BITRATE', filters: cmcd })).toBe(800_000);
+    const [row] = (
+      await t.json('POST', '/streaming/v1/analytics/queries/count', { dimension: 'IMPRESSION_ID', groupBy: ['PLAYER_TECH', 'ASSET_ID'], filters: cmcd })
+    ).body.rows;
+    expect(row).toEqual(['cmcd-hls', assetId, 1]);
+  });
+
+  it('passes a token on to the manifest URLs, and refuses pages from a domain the tenant did not allow', async () => {
+    const tokened = await (await fetch(`${p.baseUrl}/player/v1/${t.id}/${assetId}/source?token=abc.def.ghi`)).json();
+    expect(tokened.hlsUrl).toContain('/token=abc.def.ghi/');
+    expect((await t.call('POST', '/streaming/v1/domains', { url: 'https://allowed.example.com' })).status).toBe(200);
+    const refused = await fetch(embed, { headers: { referer: 'https://elsewhere.example.org/article' } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toContain('text/html');
+    expect(await refused.text()).toMatch(/Pages from elsewhere\.example\.org may not play/);
+    expect((await fetch(embed, { headers: { referer: 'https://allowed.example.com/article' } })).status).toBe(200);
+    const beacon = await fetch(`${p.baseUrl}/player/v1/${t.id}/beacons`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example.org' },
+      body: JSON.stringify({ beacons: [{ impressionId: randomUUID(), kind: 'start', assetId }] }),
+    });
+    expect(beacon.status).toBe(403);
+    expect((await beacon.json()).status.code).toBe('origin_not_allowed');
+    // Opened directly (a QR code on a phone), the page names no embedding page: it plays.
+    expect((await fetch(embed)).status).toBe(200);
+  });
+
+  it('answers a QR code PNG that scans back to the embed URL with the boolean options given', async () => {
+    const res = await t.call('GET', `/streaming/v1/qrcode/${assetId}?Muted=true&Autoplay=false&Analytics=true`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await res.arrayBuffer());
+    expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    const page = `${p.config.publicUrl.origin}/player/v1/${t.id}/${assetId}`;
+    expect(await scan(png, 'options')).toBe(`${page}?Muted=true&Autoplay=false&Analytics=true`);
+    expect(await scan(Buffer.from(await (await t.call('GET', `/streaming/v1/qrcode/${assetId}`)).arrayBuffer()), 'plain')).toBe(page);
+    expect((await t.call('GET', '/streaming/v1/qrcode/a%20b')).status).toBe(400);
+    expect((await t.call('GET', `/streaming/v1/qrcode/${'a'.repeat(129)}`)).status).toBe(400);
+    const notBoolean = await t.json('GET', `/streaming/v1/qrcode/${assetId}?TimeShift=maybe`);
+    expect(notBoolean.status).toBe(400);
+    expect(notBoolean.body.errors[0].field).toBe('TimeShift');
+    expect((await fetch(`${p.baseUrl}/streaming/v1/qrcode/${assetId}`)).status).toBe(401);
+  });
+});

@@ -1,0 +1,183 @@
+// The embed page's player: reads its configuration from the page, fetches the asset's source configuration, plays it
+// with hls.js (or dash.js, or the browser's own HLS), shows chapters as markers, and reports beacons. Plain browser
+// JavaScript, served as is: no build step. The format of the beacons is in docs/decisions/analytics.md.
+(() => {
+  'use strict';
+  const boot = JSON.parse(document.getElementById('boot').textContent);
+  const video = document.getElementById('video');
+  const message = document.getElementById('message');
+  const chaptersBar = document.getElementById('chapters');
+
+  const show = (text) => {
+    message.textContent = text;
+    message.className = 'shown';
+  };
+
+  /** crypto.randomUUID exists on secure pages only; an embed page may be served over plain HTTP. */
+  function uuid() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
+  const loadScript = (src) =>
+    new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = src;
+      s.onload = resolve;
+      s.onerror = () => reject(new Error(`could not load ${src}`));
+      document.head.append(s);
+    });
+
+  /**
+   * The beacons of one impression. It begins when playback is asked for (autoplay or a click): `start` at the first
+   * frame (with the startup time), `heartbeat` with the seconds played since the last beacon, `buffering` after each
+   * stall, `error` on a fatal error, and `end` when the video ends, fails or the page goes away.
+   */
+  function reportTo(source, tech, bitrateOf) {
+    const base = { impressionId: uuid(), assetId: boot.assetId, assetType: source.type, playerTech: tech };
+    let requestedAt = null;
+    let started = false;
+    let failed = false;
+    let ended = false;
+    let played = 0;
+    let lastTime = null;
+    let waitingSince = null;
+    const send = (kind, extra) => {
+      if (ended || requestedAt === null) return;
+      const body = JSON.stringify({ beacons: [{ ...base, kind, ...extra }] });
+      fetch(boot.beaconUrl, { method: 'POST', keepalive: true, headers: { 'content-type': 'application/json' }, body }).catch(() => {});
+    };
+    const bitrate = () => {
+      const b = bitrateOf();
+      return Number.isFinite(b) && b > 0 ? Math.round(b) : undefined;
+    };
+    const takePlayed = () => {
+      const s = Math.round(played * 1000) / 1000;
+      played = 0;
+      return s;
+    };
+    video.addEventListener('play', () => (requestedAt ??= performance.now()));
+    // Played time is the playhead's progress while playing: a seek or a stall adds nothing.
+    video.addEventListener('timeupdate', () => {
+      const t = video.currentTime;
+      if (lastTime !== null && !video.seeking && !video.paused && t > lastTime && t - lastTime < 2) played += t - lastTime;
+      lastTime = t;
+    });
+    video.addEventListener('seeking', () => (lastTime = null));
+    video.addEventListener('waiting', () => {
+      if (started && !video.seeking) waitingSince = performance.now();
+    });
+    video.addEventListener('playing', () => {
+      if (lastTime === null) lastTime = video.currentTime;
+      if (!started) {
+        started = true;
+        send('start', { startupTimeMs: Math.round(performance.now() - requestedAt), videoBitrate: bitrate() });
+      } else if (waitingSince !== null) {
+        send('buffering', { bufferingMs: Math.round(performance.now() - waitingSince) });
+      }
+      waitingSince = null;
+    });
+    const heartbeat = () => {
+      const s = takePlayed();
+      if (s > 0) send('heartbeat', { playedSeconds: s, videoBitrate: bitrate() });
+    };
+    const timer = setInterval(heartbeat, boot.heartbeatMs);
+    video.addEventListener('pause', () => {
+      if (!video.ended) heartbeat();
+    });
+    const end = () => {
+      clearInterval(timer);
+      send('end', { playedSeconds: takePlayed(), videoStarted: started, failed, videoBitrate: bitrate() });
+      ended = true;
+    };
+    video.addEventListener('ended', end);
+    addEventListener('pagehide', end);
+    return {
+      error(code) {
+        if (failed) return;
+        failed = true;
+        send('error', { errorCode: String(code).slice(0, 64) });
+        end();
+      },
+    };
+  }
+
+  /** Chapters as markers under the video; a marker seeks to its chapter. */
+  function showChapters(chapters) {
+    const place = () => {
+      const duration = video.duration;
+      if (!Number.isFinite(duration) || duration <= 0) return;
+      chaptersBar.replaceChildren(
+        ...chapters.map((c) => {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.title = c.title || `Chapter at ${c.startSecond} s`;
+          b.style.left = `${Math.min(100, (100 * c.startSecond) / duration)}%`;
+          b.addEventListener('click', () => (video.currentTime = c.startSecond));
+          return b;
+        }),
+      );
+    };
+    if (chapters.length) video.addEventListener('loadedmetadata', place);
+  }
+
+  /** Without TimeShift, a live stream stays at its live edge: a seek back is undone. */
+  function holdLiveEdge(edgeOf) {
+    video.addEventListener('seeked', () => {
+      const edge = edgeOf();
+      if (Number.isFinite(edge) && video.currentTime < edge - 10) video.currentTime = edge;
+    });
+  }
+
+  async function start() {
+    const res = await fetch(boot.sourceUrl);
+    const source = await res.json().catch(() => ({}));
+    if (!res.ok) return show(source.status?.message ?? `The video cannot be played (${res.status})`);
+    if (source.title) document.title = source.title;
+    if (source.poster) video.poster = source.poster;
+    video.muted = boot.flags.Muted;
+    showChapters(source.chapters ?? []);
+    const live = source.live;
+    const analyticsOn = boot.flags.Analytics ?? source.settings.analytics;
+    let report = { error() {} };
+    const fail = (code, text) => {
+      report.error(code);
+      show(text);
+    };
+    const nativeHls = video.canPlayType('application/vnd.apple.mpegurl') !== '';
+    if (source.hlsUrl && (window.MediaSource || window.ManagedMediaSource)) {
+      await loadScript(`${boot.libUrl}/hls.js`);
+      const Hls = window.Hls;
+      const hls = new Hls();
+      if (analyticsOn) report = reportTo(source, 'hls.js', () => hls.levels[hls.currentLevel]?.bitrate);
+      hls.on(Hls.Events.ERROR, (_e, d) => {
+        if (d.fatal) fail(d.details, `Playback failed: ${d.details}`);
+      });
+      hls.loadSource(source.hlsUrl);
+      hls.attachMedia(video);
+      if (live && !boot.flags.TimeShift) holdLiveEdge(() => hls.liveSyncPosition);
+    } else if (source.dashUrl && window.MediaSource) {
+      await loadScript(`${boot.libUrl}/dash.js`);
+      const dash = window.dashjs.MediaPlayer().create();
+      if (analyticsOn) report = reportTo(source, 'dash.js', () => dash.getCurrentRepresentationForType?.('video')?.bandwidth);
+      dash.on('error', (e) => fail(e.error?.code ?? 'dash', `Playback failed: ${e.error?.message ?? 'dash.js error'}`));
+      dash.initialize(video, source.dashUrl, false);
+      if (live && !boot.flags.TimeShift) holdLiveEdge(() => dash.duration());
+    } else if (source.hlsUrl && nativeHls) {
+      if (analyticsOn) report = reportTo(source, 'native', () => undefined);
+      video.src = source.hlsUrl;
+      if (live && !boot.flags.TimeShift) holdLiveEdge(() => (video.seekable.length ? video.seekable.end(video.seekable.length - 1) : NaN));
+    } else {
+      return show('This browser cannot play this video');
+    }
+    video.addEventListener('error', () => fail(`media${video.error?.code ?? ''}`, 'Playback failed'));
+    // A browser may refuse to start a video with sound by itself: the viewer then presses play.
+    if (boot.flags.Autoplay) video.play().catch(() => {});
+  }
+
+  start().catch((e) => show(`The player could not start: ${e.message}`));
+})();
