@@ -7,6 +7,8 @@ import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
+/** Low latency: a part waits at most this long on disk before it is published. */
+const LL_POLL_MS = 40;
 /** A crashed run is restarted after this, doubling up to RESTART_MAX_MS while it keeps crashing. */
 const RESTART_MIN_MS = 500;
 const RESTART_MAX_MS = 8000;
@@ -124,7 +126,15 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     run.done = (async () => {
       await mkdir(dir, { recursive: true });
       packager!.beginRun(id, dir, offset);
-      const args = runArgs({ source, renditions: o.renditions, audioOnly: o.audioOnly, segmentSeconds: o.segmentSeconds, offset, dir });
+      const args = runArgs({
+        source,
+        renditions: o.renditions,
+        audioOnly: o.audioOnly,
+        segmentSeconds: o.segmentSeconds,
+        offset,
+        dir,
+        partSeconds: o.partSeconds,
+      });
       const redact: Record<string, string> = { [o.workDir]: '<output>' };
       if (source.kind === 'live') redact[source.url] = '<input>';
       try {
@@ -137,6 +147,9 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       }
       // Publish what the run finished before it exited (ffmpeg flushes its last, shorter segment on SIGTERM).
       poll();
+      await polling;
+      // Low latency: the segments the run left open are complete as they are.
+      polling = polling.then(() => packager!.endRun().catch((e) => log.error({ err: e }, 'live packager failed to close a run')));
       await polling;
       droppedBefore += progress.dropped;
       await rm(dir, { recursive: true, force: true });
@@ -252,16 +265,20 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         publish: o.publish,
         remove: o.remove,
         log,
+        partSeconds: o.partSeconds,
         onSegment: (rendition, s) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
         },
       });
-      pollTimer = setInterval(() => {
-        poll();
-        watchStall();
-      }, POLL_MS);
+      pollTimer = setInterval(
+        () => {
+          poll();
+          watchStall();
+        },
+        o.partSeconds ? LL_POLL_MS : POLL_MS,
+      );
       await switchTo(desired());
       try {
         await first;
