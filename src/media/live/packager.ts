@@ -198,11 +198,26 @@ export class Packager {
     await this.openRun(state, inits);
   }
 
+  /**
+   * Low latency: a run's media time starts where the wall clock is when its first chunks are out (less their own
+   * length), never before the timeline's end. A run starts a second or two after it is launched (and after the run it
+   * replaces ends); continuing the timeline without a gap, as whole segments do, would leave it behind the wall clock
+   * by that much at every switch, and low-latency DASH players, which find the live edge from the wall clock a part
+   * or two behind it, would ask for segments before they exist. A short gap at a switch is what they jump instead.
+   */
+  private anchorToWallClock(state: RunState): number {
+    const firstChunk = Math.max(
+      ...this.tracks.map((t) => readChunk(state.queued!.get(t.name)![0]!).duration / readInit(state.tails!.get(t.name)!.init!).timescale),
+    );
+    return Math.max(state.offset, (Date.now() - this.o.availabilityStart) / 1000 - firstChunk);
+  }
+
   /** Low latency: publishes every complete chunk of the run as a part, closing a segment at each key frame. */
   private async pollChunks(state: RunState): Promise<number> {
     for (const track of this.tracks) state.queued!.get(track.name)!.push(...(await state.tails!.get(track.name)!.read()));
     if (!state.started) {
       if (!this.tracks.every((t) => state.tails!.get(t.name)!.init && state.queued!.get(t.name)!.length > 0)) return 0;
+      state.offset = this.anchorToWallClock(state);
       await this.openRun(state, new Map(this.tracks.map((t) => [t, state.tails!.get(t.name)!.init!])));
     }
     let published = 0;
