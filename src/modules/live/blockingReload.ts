@@ -53,16 +53,6 @@ export class StoreWaiter {
     this.watches.delete(key);
   }
 
-  /** An object's bytes once it exists (undefined after `timeoutMs`). */
-  waitForObject(key: string, timeoutMs: number): Promise<Buffer | undefined> {
-    return this.wait(
-      `object:${key}`,
-      () => this.read(key),
-      (v) => v !== undefined,
-      timeoutMs,
-    );
-  }
-
   async exists(key: string): Promise<boolean> {
     return (await this.store.head(key)) !== undefined;
   }

@@ -185,7 +185,16 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     if (part !== undefined) {
       const next =
         part > 0 ? await waiter.exists(at(sequence, part - 1)) : (await waiter.exists(at(sequence - 1))) || (await waiter.exists(at(sequence - 1, 0)));
-      return next ? waiter.waitForObject(at(sequence, part), MEDIA_WAIT_MS) : undefined;
+      if (!next) return undefined;
+      // Parts are published before their segment: once the segment exists without this part, it will never come
+      // (a hint made void by the end of a run), and the answer is 404 at once.
+      const found = await waiter.wait<Buffer | 'never' | undefined>(
+        `part:${at(sequence, part)}`,
+        async () => (await waiter.read(at(sequence, part))) ?? ((await waiter.exists(at(sequence))) ? 'never' : undefined),
+        (v) => v !== undefined,
+        MEDIA_WAIT_MS,
+      );
+      return found === 'never' ? undefined : found;
     }
     // Parts of this segment or of the one before are the sign of a low-latency channel writing it now.
     if (!(await waiter.exists(at(sequence, 0))) && !(await waiter.exists(at(sequence - 1, 0)))) return undefined;
