@@ -108,7 +108,7 @@ describeEachDb('Low-latency live channel', (kind) => {
       try {
         return await read(await get(url));
       } catch (e) {
-        throw new Error(`${url}: ${(e as Error).message}: ${String((e as Error).cause ?? '')}`);
+        throw new Error(`${url}: ${(e as Error).message}: ${String((e as Error).cause ?? '')}`, { cause: e });
       }
     };
     const text = (url: string) => named(url, (r) => r.text());
