@@ -119,6 +119,14 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
         reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': 'no-cache' });
         return reply.send(req.method === 'HEAD' ? undefined : early);
       }
+      if (playlist) {
+        // Read whole, then sent with its own length: the packager replaces playlists several times a second (low
+        // latency), and a length taken from a stat before the file was replaced would not match the bytes streamed.
+        const body = await waiter.read(key);
+        if (!body) throw notFound();
+        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': PLAYLIST_CACHE });
+        return reply.send(req.method === 'HEAD' ? undefined : body);
+      }
       reply.headers({ ...CORS, 'accept-ranges': 'bytes' });
       const range = parseRange(req.headers.range, info.size);
       if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
