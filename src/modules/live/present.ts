@@ -11,7 +11,7 @@ export type ChannelRow = typeof liveChannels.$inferSelect;
  * (the same whether the channel is Off, On, or was restarted). `id` is the endpoint's name (`hls`, `dash`): the
  * spec's `archiveEndpointIds` and `transcodeEndpointId` name endpoints by it.
  */
-function endpointsOf(config: Config, row: ChannelRow) {
+export function endpointsOf(config: Config, row: ChannelRow) {
   return row.endpoints.map((e) => {
     const hls = e.type.startsWith('Hls');
     const file = hls ? MASTER_PLAYLIST : DASH_MANIFEST;
