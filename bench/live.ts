@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { runArgs } from '../src/media/live/args.ts';
 import { readDecodeTime } from '../src/media/live/mp4.ts';
+import { glassToGlass } from './liveGlass.ts';
 import { restreamCpu } from './liveRestream.ts';
 import { createLivePipeline, startRtmpIngest, type LivePipeline, type LiveRendition, type RtmpIngest } from '../src/media/live/index.ts';
 
@@ -23,6 +24,9 @@ import { createLivePipeline, startRtmpIngest, type LivePipeline, type LiveRendit
  *
  * - restream CPU per destination (`-c copy` to local RTMP listeners; bench/liveRestream.ts), first; `live restream`
  *   runs it alone.
+ *
+ * - glass-to-glass latency, NormalLatency and ReducedLatency against plain ffmpeg HLS (bench/liveGlass.ts), last;
+ *   `live glass` runs it alone.
  *
  * BENCH_SECONDS (default 30) per phase, BENCH_MAX_CHANNELS (default 3).
  */
@@ -46,6 +50,7 @@ interface Stamped {
 export async function run(args: string[] = []): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 30);
   const maxChannels = Number(process.env.BENCH_MAX_CHANNELS ?? 3);
+  if (args.includes('glass')) return glassToGlass(seconds);
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-live-'));
   const log = pino({ level: 'warn' });
   const keys = new Map<string, string>();
@@ -199,6 +204,8 @@ export async function run(args: string[] = []): Promise<void> {
         await Promise.all(ids.map((id) => pipelines.get(id)!.stop()));
       }
     }
+    console.log('');
+    await glassToGlass(seconds);
     console.log(
       `machine: ${cpus().length} cores, load average ${loadavg()
         .map((l) => l.toFixed(1))

@@ -89,6 +89,8 @@ interface LiveConfig {
   segmentSeconds: number;
   /** Segments listed in the live playlists: the window a player can seek back in. */
   windowSegments: number;
+  /** `ReducedLatency` channels: duration of the LL-HLS parts and LL-DASH chunks (seconds, at most half a segment). */
+  partSeconds: number;
   /** Local scratch space for the encoders' output before it is published to the store. */
   workDir: string;
 }
@@ -235,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       restreamAllowPrivate: bool('MEDIAPLANE_RESTREAM_ALLOW_PRIVATE', env.MEDIAPLANE_RESTREAM_ALLOW_PRIVATE, false),
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
+      partSeconds: positiveNumber('MEDIAPLANE_LIVE_PART_SECONDS', env.MEDIAPLANE_LIVE_PART_SECONDS, 0.333),
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
     },
     ...overrides,

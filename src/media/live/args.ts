@@ -16,7 +16,25 @@ export interface RunArgs {
   /** Media time (seconds) the run's first frame gets: the channel's timeline continues across runs. */
   offset: number;
   dir: string;
+  /**
+   * Low latency (`ReducedLatency`): each track is written as one fragmented MP4 file of chunks of about this many
+   * seconds, which the packager cuts into parts and segments; unset: ffmpeg's HLS muxer writes whole segments.
+   */
+  partSeconds?: number;
 }
+
+/** The fragmented MP4 file a low-latency run writes for a track. */
+export const fragmentFile = (dir: string, track: string) => join(dir, `${track}.mp4`);
+
+/** AAC frames are 1024 samples at 48 kHz. */
+const AUDIO_FRAME_S = 1024 / 48_000;
+
+/**
+ * ffmpeg's mp4 muxer closes a fragment before the first packet at or past `frag_duration` from the fragment's start,
+ * so a fragment may run one frame longer than that: the part target minus the longest frame keeps every part at or
+ * under the target (and over 85 % of it, as RFC 8216bis asks of all but a segment's last part).
+ */
+export const fragmentSeconds = (partSeconds: number, frameRates: number[]) => partSeconds - Math.max(AUDIO_FRAME_S, ...frameRates.map((r) => 1 / r)) + 0.001;
 
 /** `#1a2b3c`, `0x1a2b3c`, `1a2b3c` or a colour name as lavfi's `color` source takes it; anything else is black. */
 function lavfiColor(color: string): string {
@@ -85,6 +103,7 @@ export function runArgs(a: RunArgs): string[] {
   maps.push('-map', '[a0]');
   enc.push('-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ar', '48000', '-ac', '2');
   streams.push(`a:0,name:${AUDIO_TRACK}`);
+  if (a.partSeconds) return [...args, '-filter_complex', filters.join(';'), ...fragmentOutputs(a, a.partSeconds)];
   return [
     ...args,
     '-filter_complex',
@@ -115,4 +134,45 @@ export function runArgs(a: RunArgs): string[] {
     streams.join(' '),
     join(a.dir, '%v', 'index.m3u8'),
   ];
+}
+
+/**
+ * Low latency: one fragmented MP4 output per track, the same encode as `runArgs`' HLS output (same filters, same
+ * encoder settings), a chunk every part, flushed to the file as soon as it is complete. Key frames (one per segment,
+ * the fixed GOP) always start a chunk, so a segment is a whole number of chunks. Decode times start at 0: the packager
+ * adds the run's offset.
+ */
+function fragmentOutputs(a: RunArgs, partSeconds: number): string[] {
+  const frag = String(
+    Math.round(
+      fragmentSeconds(
+        partSeconds,
+        a.renditions.map((r) => r.frameRate),
+      ) * 1e6,
+    ),
+  );
+  const mp4 = (track: string) => [
+    '-f',
+    'mp4',
+    '-movflags',
+    '+empty_moov+default_base_moof+frag_keyframe+skip_trailer',
+    '-frag_duration',
+    frag,
+    '-flush_packets',
+    '1',
+    fragmentFile(a.dir, track),
+  ];
+  const out: string[] = [];
+  if (!a.audioOnly) {
+    a.renditions.forEach((r, i) => {
+      const gop = String(Math.round(a.segmentSeconds * r.frameRate));
+      out.push('-map', `[v${i}]`, '-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-profile:v', 'high', '-sc_threshold', '0');
+      out.push('-b:v', String(r.videoBitrate), '-maxrate:v', String(Math.round(r.videoBitrate * 1.2)), '-bufsize:v', String(r.videoBitrate * 2));
+      out.push('-g:v', gop, '-keyint_min:v', gop);
+      out.push('-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-color_range', 'tv');
+      out.push(...mp4(r.name));
+    });
+  }
+  out.push('-map', '[a0]', '-c:a', 'aac', '-b:a', String(AUDIO_BITRATE), '-ar', '48000', '-ac', '2', ...mp4(AUDIO_TRACK));
+  return out;
 }

@@ -17,6 +17,22 @@ export interface PublishedSegment {
   discontinuity: number;
   /** The DASH Period it belongs to (a Period changes where the init segment's bytes change). */
   period: number;
+  /** Low latency: the parts it was published as, in order (`partKey`); absent for whole segments. */
+  parts?: Part[];
+}
+
+/** A partial segment (LL-HLS `EXT-X-PART`): one CMAF chunk. */
+export interface Part {
+  duration: number;
+  /** Starts with a key frame. */
+  independent: boolean;
+}
+
+/** Low latency: the segment being written, whose parts are already published. */
+export interface OpenSegment extends Omit<PublishedSegment, 'duration' | 'parts'> {
+  parts: Part[];
+  /** It has its full length: the next part will be the next segment's first (the preload hint names that one). */
+  complete?: boolean;
 }
 
 export interface Track {
@@ -29,6 +45,7 @@ export interface Track {
   codec?: string;
   timescale?: number;
   segments: PublishedSegment[];
+  open?: OpenSegment;
 }
 
 export interface Period {
@@ -38,6 +55,22 @@ export interface Period {
 }
 
 export const segmentKey = (track: string, sequence: number) => `${track}/${sequence}.m4s`;
+export const partKey = (track: string, sequence: number, part: number) => `${track}/${sequence}.${part}.m4s`;
+
+/** Low-latency rendering of a media playlist (RFC 8216bis: parts, preload hint, server control, delta updates). */
+export interface LowLatencyPlaylist {
+  /** PART-TARGET, seconds: no part is longer. */
+  partTarget: number;
+  /** A delta update (`_HLS_skip=YES`): the oldest segments are replaced by `EXT-X-SKIP`. */
+  skip?: boolean;
+}
+
+/** Complete segments that still list their parts: about three target durations, as RFC 8216bis asks. */
+export const PART_SEGMENTS = 3;
+/** CAN-SKIP-UNTIL, in target durations (RFC 8216bis: at least six). */
+const SKIP_TARGETS = 6;
+/** PART-HOLD-BACK, in part targets (RFC 8216bis: at least two, three recommended). */
+const PART_HOLD_BACK = 3;
 
 export function masterPlaylist(tracks: Track[]): string {
   const audio = tracks.find((t) => t.kind === 'audio');
@@ -61,26 +94,61 @@ export function masterPlaylist(tracks: Track[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A sliding window over the track's segments, with a discontinuity and a new map where the run changes. */
-export function mediaPlaylist(track: Track, windowSegments: number, segmentSeconds: number, availabilityStart: number): string {
+/**
+ * A sliding window over the track's segments, with a discontinuity and a new map where the run changes. Low latency
+ * adds the parts of the last segments and of the one being written, a preload hint for the next part, and the server
+ * control that tells players they may block on reloads and ask for delta updates.
+ */
+export function mediaPlaylist(track: Track, windowSegments: number, segmentSeconds: number, availabilityStart: number, ll?: LowLatencyPlaylist): string {
   const listed = track.segments.slice(-windowSegments);
   const target = Math.max(Math.ceil(segmentSeconds), ...listed.map((s) => Math.round(s.duration)));
-  const first = listed[0];
-  const lines = [
-    '#EXTM3U',
-    '#EXT-X-VERSION:7',
-    `#EXT-X-TARGETDURATION:${target}`,
-    `#EXT-X-MEDIA-SEQUENCE:${first?.sequence ?? 0}`,
-    `#EXT-X-DISCONTINUITY-SEQUENCE:${first?.discontinuity ?? 0}`,
-    '#EXT-X-INDEPENDENT-SEGMENTS',
-  ];
-  let run: number | undefined;
-  for (const s of listed) {
+  const first = listed[0] ?? track.open;
+  const lines = ['#EXTM3U', `#EXT-X-VERSION:${ll ? 9 : 7}`, `#EXT-X-TARGETDURATION:${target}`];
+  if (ll) {
+    lines.push(
+      `#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=${(target * SKIP_TARGETS).toFixed(1)},PART-HOLD-BACK=${(ll.partTarget * PART_HOLD_BACK).toFixed(3)}`,
+      `#EXT-X-PART-INF:PART-TARGET=${ll.partTarget.toFixed(3)}`,
+    );
+  }
+  lines.push(`#EXT-X-MEDIA-SEQUENCE:${first?.sequence ?? 0}`, `#EXT-X-DISCONTINUITY-SEQUENCE:${first?.discontinuity ?? 0}`, '#EXT-X-INDEPENDENT-SEGMENTS');
+  let skipped = 0;
+  if (ll?.skip) {
+    // Only segments that end at least CAN-SKIP-UNTIL before the end of the playlist may be skipped.
+    let after = listed.reduce((a, s) => a + s.duration, 0) + (track.open?.parts.reduce((a, p) => a + p.duration, 0) ?? 0);
+    while (skipped < listed.length - 1 && after - listed[skipped]!.duration >= target * SKIP_TARGETS) after -= listed[skipped++]!.duration;
+    lines.push(`#EXT-X-SKIP:SKIPPED-SEGMENTS=${skipped}`);
+  }
+  let run = skipped > 0 ? listed[skipped - 1]!.run : undefined;
+  let mapped = false;
+  const begin = (s: Omit<PublishedSegment, 'duration'>) => {
     if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');
-    if (s.run !== run) lines.push(`#EXT-X-MAP:URI="${s.initKey}"`);
+    if (s.run !== run || !mapped) lines.push(`#EXT-X-MAP:URI="${s.initKey}"`);
+    mapped = true;
     run = s.run;
     const at = availabilityStart + (s.decodeTime / track.timescale!) * 1000;
-    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(at).toISOString()}`, `#EXTINF:${s.duration.toFixed(6)},`, segmentKey(track.name, s.sequence));
+    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(at).toISOString()}`);
+  };
+  const parts = (s: { sequence: number; parts?: Part[] }) =>
+    (s.parts ?? []).forEach((p, i) =>
+      lines.push(`#EXT-X-PART:DURATION=${p.duration.toFixed(5)},URI="${partKey(track.name, s.sequence, i)}"${p.independent ? ',INDEPENDENT=YES' : ''}`),
+    );
+  listed.forEach((s, i) => {
+    if (i < skipped) return;
+    begin(s);
+    if (ll && i >= listed.length - PART_SEGMENTS) parts(s);
+    lines.push(`#EXTINF:${s.duration.toFixed(6)},`, segmentKey(track.name, s.sequence));
+  });
+  if (ll) {
+    const open = track.open;
+    if (open && open.parts.length > 0) {
+      begin(open);
+      parts(open);
+    }
+    const next =
+      open && !open.complete
+        ? { sequence: open.sequence, part: open.parts.length }
+        : { sequence: (open?.sequence ?? listed.at(-1)?.sequence ?? -1) + 1, part: 0 };
+    lines.push(`#EXT-X-PRELOAD-HINT:TYPE=PART,URI="${partKey(track.name, next.sequence, next.part)}"`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -94,6 +162,8 @@ export interface MpdOptions {
   segmentSeconds: number;
   availabilityStart: number; // ms
   now: number; // ms
+  /** Low-latency DASH: segments may be requested this long (a part) after they begin; the delivery streams them. */
+  partSeconds?: number;
 }
 
 /**
@@ -103,7 +173,15 @@ export interface MpdOptions {
  */
 export function dashManifest(o: MpdOptions): string {
   const windowSeconds = o.windowSegments * o.segmentSeconds;
-  const listed = new Map(o.tracks.map((t) => [t.name, t.segments.slice(-o.windowSegments)]));
+  // Low latency lists the segment being written too (its duration is the nominal one until it is complete).
+  const listed = new Map(
+    o.tracks.map((t) => {
+      const segs: PublishedSegment[] = t.segments.slice(-o.windowSegments);
+      if (o.partSeconds && t.open && t.open.parts.length > 0)
+        segs.push({ ...t.open, duration: o.segmentSeconds, parts: undefined, complete: undefined } as PublishedSegment);
+      return [t.name, segs];
+    }),
+  );
   const periodIds = new Set([...listed.values()].flatMap((segs) => segs.map((s) => s.period)));
   const periods = o.periods.filter((p) => periodIds.has(p.id));
   const out = [
@@ -114,6 +192,11 @@ export function dashManifest(o: MpdOptions): string {
       ` timeShiftBufferDepth="${iso(windowSeconds)}" suggestedPresentationDelay="${iso(o.segmentSeconds * 3)}"` +
       ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
   ];
+  if (o.partSeconds) {
+    // dash.js reads its live delay from here: a part target or two behind the edge, as LL-HLS players hold back.
+    const target = Math.round(o.partSeconds * 3000 + 500);
+    out.push(`  <ServiceDescription id="0"><Latency target="${target}" min="${Math.round(o.partSeconds * 2000)}" max="${target * 3}"/></ServiceDescription>`);
+  }
   for (const p of periods) {
     out.push(`  <Period id="p${p.id}" start="${iso(p.start)}">`);
     for (const kind of ['video', 'audio'] as const) {
@@ -134,7 +217,8 @@ export function dashManifest(o: MpdOptions): string {
         const ts = t.timescale!;
         out.push(
           `        <SegmentTemplate timescale="${ts}" presentationTimeOffset="${Math.round(p.start * ts)}"` +
-            ` initialization="${segs[0]!.initKey}" media="${t.name}/$Number$.m4s" startNumber="${segs[0]!.sequence}">`,
+            ` initialization="${segs[0]!.initKey}" media="${t.name}/$Number$.m4s" startNumber="${segs[0]!.sequence}"` +
+            (o.partSeconds ? ` availabilityTimeOffset="${(o.segmentSeconds - o.partSeconds).toFixed(3)}" availabilityTimeComplete="false">` : '>'),
           '          <SegmentTimeline>',
         );
         segs.forEach((s, i) => {

@@ -65,3 +65,64 @@ export function readDecodeTime(segment: Buffer): number {
   if (!tfdt) throw new Error('media segment without tfdt');
   return segment[tfdt.start] === 1 ? Number(segment.readBigUInt64BE(tfdt.start + 4)) : segment.readUInt32BE(tfdt.start + 4);
 }
+
+/** What the packager needs of one CMAF chunk (a `moof` + `mdat`): where it starts, how long it lasts, and whether a player can start decoding at it. */
+export interface ChunkInfo {
+  decodeTime: number;
+  /** In the track's timescale: the sum of its samples' durations. */
+  duration: number;
+  /** Its first sample is a sync sample (a key frame; every audio sample is one). */
+  independent: boolean;
+}
+
+const NON_SYNC = 0x0001_0000;
+
+export function readChunk(chunk: Buffer): ChunkInfo {
+  const tfhd = find(chunk, 'tfhd');
+  const trun = find(chunk, 'trun');
+  if (!tfhd || !trun) throw new Error('chunk without tfhd or trun');
+  const tfhdFlags = chunk.readUInt32BE(tfhd.start) & 0xffffff;
+  let at = tfhd.start + 8; // version/flags, track_ID
+  if (tfhdFlags & 0x1) at += 8;
+  if (tfhdFlags & 0x2) at += 4;
+  const defaultDuration = tfhdFlags & 0x8 ? chunk.readUInt32BE(at) : 0;
+  if (tfhdFlags & 0x8) at += 4;
+  if (tfhdFlags & 0x10) at += 4;
+  const defaultFlags = tfhdFlags & 0x20 ? chunk.readUInt32BE(at) : 0;
+  const flags = chunk.readUInt32BE(trun.start) & 0xffffff;
+  const count = chunk.readUInt32BE(trun.start + 4);
+  at = trun.start + 8;
+  if (flags & 0x1) at += 4;
+  let firstFlags: number | undefined;
+  if (flags & 0x4) {
+    firstFlags = chunk.readUInt32BE(at);
+    at += 4;
+  }
+  let duration = 0;
+  let sampleFlags: number | undefined;
+  for (let i = 0; i < count; i++) {
+    if (flags & 0x100) {
+      duration += chunk.readUInt32BE(at);
+      at += 4;
+    } else duration += defaultDuration;
+    if (flags & 0x200) at += 4;
+    if (flags & 0x400) {
+      if (i === 0) sampleFlags = chunk.readUInt32BE(at);
+      at += 4;
+    }
+    if (flags & 0x800) at += 4;
+  }
+  const first = firstFlags ?? sampleFlags ?? defaultFlags;
+  return { decodeTime: readDecodeTime(chunk), duration, independent: (first & NON_SYNC) === 0 };
+}
+
+/**
+ * Moves a chunk on the channel's timeline, in place: ffmpeg's mp4 muxer starts every output at 0 and ignores
+ * `-output_ts_offset` in its fragments' decode times, so the packager adds the run's offset itself.
+ */
+export function shiftDecodeTime(chunk: Buffer, delta: number): void {
+  const tfdt = find(chunk, 'tfdt');
+  if (!tfdt) throw new Error('chunk without tfdt');
+  if (chunk[tfdt.start] === 1) chunk.writeBigUInt64BE(chunk.readBigUInt64BE(tfdt.start + 4) + BigInt(delta), tfdt.start + 4);
+  else chunk.writeUInt32BE(chunk.readUInt32BE(tfdt.start + 4) + delta, tfdt.start + 4);
+}

@@ -1,8 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
-import { readDecodeTime, readInit } from './mp4.ts';
+import { fragmentFile } from './args.ts';
+import { FragmentTail } from './fragmentTail.ts';
+import {
+  dashManifest,
+  masterPlaylist,
+  mediaPlaylist,
+  PART_SEGMENTS,
+  partKey,
+  segmentKey,
+  type Period,
+  type PublishedSegment,
+  type Track,
+} from './manifests.ts';
+import { readChunk, readDecodeTime, readInit, shiftDecodeTime } from './mp4.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
@@ -15,6 +27,11 @@ export interface PackagerOptions {
   remove(keys: string[]): Promise<void>;
   onSegment(track: string, segment: PublishedSegment): void;
   log: Logger;
+  /**
+   * Low latency (`ReducedLatency`): the run writes fragmented MP4 files (`runArgs` with `partSeconds`) and every chunk
+   * is published at once as a part of this target duration (seconds); segments are the concatenation of their parts.
+   */
+  partSeconds?: number;
   /** What a previous pipeline of the channel published (another process's, before a takeover): continued, not restarted. */
   resume?: PackagerSnapshot;
 }
@@ -56,6 +73,11 @@ interface RunState {
   failures: Map<string, number>;
   /** Per track: how many of the run's playlist entries are published. */
   done: Map<string, number>;
+  /** Low latency: per track, the run's fragmented output, the chunks read but not yet published, the open segment's bytes and the segments closed. */
+  tails?: Map<string, FragmentTail>;
+  queued?: Map<string, Buffer[]>;
+  bodies?: Map<string, Buffer[]>;
+  closed?: Map<string, number>;
 }
 
 interface TrackState extends Track {
@@ -66,12 +88,20 @@ interface TrackState extends Track {
   lastRun?: number;
   discontinuities: number;
   nextSequence: number;
+  /** Low latency: segments whose part files are still stored, oldest first. */
+  partsStored: { sequence: number; count: number }[];
 }
 
 const HLS = 'application/vnd.apple.mpegurl';
 /** Polls (of 100 ms) a segment listed by ffmpeg may stay unreadable before it is skipped. */
 const MAX_SEGMENT_TRIES = 20;
 const DASH = 'application/dash+xml';
+const MEDIA = 'video/iso.segment';
+/** Low latency: the part files of this many segments are kept (those listed in the playlists, and a margin for players still fetching them). */
+const PARTS_KEPT = PART_SEGMENTS + 2;
+
+/** Where the low-latency delta update (`_HLS_skip=YES`) of a media playlist is published. */
+export const deltaPlaylistKey = (track: string) => `${track}.delta.m3u8`;
 
 interface Entry {
   duration: number;
@@ -108,7 +138,7 @@ export class Packager {
   private written = 0;
 
   constructor(private readonly o: PackagerOptions) {
-    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0 }));
+    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0, partsStored: [] }));
     const r = o.resume;
     if (r) {
       this.periods.push(...r.periods);
@@ -193,12 +223,32 @@ export class Packager {
   /** Follows a new run's output directory from media time `offset` (seconds); the previous run must be drained. */
   beginRun(run: number, dir: string, offset: number): void {
     this.run = { run, dir, offset, done: new Map(), failures: new Map() };
+    if (this.o.partSeconds) {
+      this.run.tails = new Map(this.tracks.map((t) => [t.name, new FragmentTail(fragmentFile(dir, t.name))]));
+      this.run.queued = new Map(this.tracks.map((t) => [t.name, []]));
+      this.run.bodies = new Map(this.tracks.map((t) => [t.name, []]));
+      this.run.closed = new Map();
+    }
+  }
+
+  /**
+   * The run's ffmpeg has exited and its output is read (low latency): the segments it left open are complete as they
+   * are, so they are closed and published, and the playlists no longer hint at a part the run will not write.
+   */
+  async endRun(): Promise<void> {
+    const state = this.run;
+    if (!state?.tails) return;
+    const changed = this.tracks.filter((t) => t.open && t.open.run === state.run);
+    for (const t of changed) await this.closeSegment(t, state);
+    for (const tail of state.tails.values()) await tail.close();
+    if (changed.length > 0) await this.writeManifests(changed);
   }
 
   /** Publishes what the current run has finished since the last call; returns how many segments that was. */
   async poll(): Promise<number> {
     const state = this.run;
     if (!state) return 0;
+    if (state.tails) return this.pollChunks(state);
     const variants = new Map<string, { map?: string; entries: Entry[] }>();
     for (const track of this.tracks) {
       try {
@@ -240,13 +290,114 @@ export class Packager {
 
   private async startRun(state: RunState, variants: Map<string, { map?: string; entries: Entry[] }>): Promise<void> {
     const inits = new Map<TrackState, Buffer>();
+    for (const track of this.tracks) inits.set(track, await readFile(join(state.dir, track.name, variants.get(track.name)!.map!)));
+    await this.openRun(state, inits);
+  }
+
+  /**
+   * Low latency: a run's media time starts where the wall clock is when its first chunks are out (less their own
+   * length), never before the timeline's end. A run starts a second or two after it is launched (and after the run it
+   * replaces ends); continuing the timeline without a gap, as whole segments do, would leave it behind the wall clock
+   * by that much at every switch, and low-latency DASH players, which find the live edge from the wall clock a part
+   * or two behind it, would ask for segments before they exist. A short gap at a switch is what they jump instead.
+   */
+  private anchorToWallClock(state: RunState): number {
+    const firstChunk = Math.max(
+      ...this.tracks.map((t) => readChunk(state.queued!.get(t.name)![0]!).duration / readInit(state.tails!.get(t.name)!.init!).timescale),
+    );
+    return Math.max(state.offset, (Date.now() - this.o.availabilityStart) / 1000 - firstChunk);
+  }
+
+  /** Low latency: publishes every complete chunk of the run as a part, closing a segment at each key frame. */
+  private async pollChunks(state: RunState): Promise<number> {
+    for (const track of this.tracks) state.queued!.get(track.name)!.push(...(await state.tails!.get(track.name)!.read()));
+    if (!state.started) {
+      if (!this.tracks.every((t) => state.tails!.get(t.name)!.init && state.queued!.get(t.name)!.length > 0)) return 0;
+      state.offset = this.anchorToWallClock(state);
+      await this.openRun(state, new Map(this.tracks.map((t) => [t, state.tails!.get(t.name)!.init!])));
+    }
+    let published = 0;
+    const changed: TrackState[] = [];
     for (const track of this.tracks) {
-      const init = await readFile(join(state.dir, track.name, variants.get(track.name)!.map!));
+      const queued = state.queued!.get(track.name)!;
+      if (queued.length === 0) continue;
+      changed.push(track);
+      for (const chunk of queued.splice(0)) {
+        await this.publishChunk(track, state, chunk);
+        published += 1;
+      }
+    }
+    if (changed.length > 0) await this.writeManifests(changed);
+    return published;
+  }
+
+  private async publishChunk(track: TrackState, state: RunState, chunk: Buffer): Promise<void> {
+    const ts = track.timescale!;
+    shiftDecodeTime(chunk, Math.round(state.offset * ts));
+    const info = readChunk(chunk);
+    if (track.open?.parts.length) {
+      // Video: every key frame starts a segment (the GOP is one segment). Audio: the first chunk at the boundary.
+      const boundary = track.kind === 'video' ? info.independent : this.audioBoundary(state, track, info.decodeTime);
+      if (boundary) await this.closeSegment(track, state);
+    }
+    track.open ??= {
+      sequence: track.nextSequence,
+      decodeTime: info.decodeTime,
+      run: state.run,
+      initKey: track.periodInitKey!,
+      discontinuity: track.discontinuities,
+      period: track.period,
+      parts: [],
+    };
+    await this.o.publish(partKey(track.name, track.open.sequence, track.open.parts.length), chunk, MEDIA);
+    state.bodies!.get(track.name)!.push(chunk);
+    track.open.parts.push({ duration: info.duration / ts, independent: info.independent });
+    // The preload hint names the part that comes next: the next segment's first once this one has its full length.
+    const length = track.open.parts.reduce((a, p) => a + p.duration, 0);
+    track.open.complete =
+      track.kind === 'video'
+        ? length >= this.o.segmentSeconds - 0.5 / (track.frameRate ?? 25)
+        : this.audioBoundary(state, track, info.decodeTime + info.duration);
+  }
+
+  /**
+   * Audio chunks do not fall on the video's segment boundaries: an audio segment ends at the chunk nearest to the
+   * boundary (within half a part), so that audio and video segments cover about the same time.
+   */
+  private audioBoundary(state: RunState, track: TrackState, decodeTime: number): boolean {
+    const closed = state.closed!.get(track.name) ?? 0;
+    return decodeTime / track.timescale! - state.offset >= (closed + 1) * this.o.segmentSeconds - this.o.partSeconds! / 2;
+  }
+
+  /** The open segment is complete: published whole (after its parts, so a segment that exists has all its parts). */
+  private async closeSegment(track: TrackState, state: RunState): Promise<void> {
+    const { complete, ...open } = track.open!;
+    void complete;
+    const body = Buffer.concat(state.bodies!.get(track.name)!.splice(0));
+    const segment: PublishedSegment = { ...open, duration: open.parts.reduce((a, p) => a + p.duration, 0) };
+    await this.o.publish(segmentKey(track.name, segment.sequence), body, MEDIA);
+    track.open = undefined;
+    track.nextSequence = segment.sequence + 1;
+    track.segments.push(segment);
+    state.closed!.set(track.name, (state.closed!.get(track.name) ?? 0) + 1);
+    this.written += 1;
+    this.o.onSegment(track.name, segment);
+    track.partsStored.push({ sequence: segment.sequence, count: open.parts.length });
+    if (track.partsStored.length > PARTS_KEPT) {
+      const old = track.partsStored.shift()!;
+      const keys = Array.from({ length: old.count }, (_, i) => partKey(track.name, old.sequence, i));
+      await this.o.remove(keys).catch((e) => this.o.log.warn({ err: e }, 'removing old live parts failed'));
+    }
+    await this.expire(track);
+  }
+
+  private async openRun(state: RunState, inits: Map<TrackState, Buffer>): Promise<void> {
+    for (const track of this.tracks) {
+      const init = inits.get(track)!;
       const info = readInit(init);
       track.codec ??= info.codec;
       track.timescale ??= info.timescale;
       if (info.timescale !== track.timescale) throw new Error(`the timescale of ${track.name} changed between runs`);
-      inits.set(track, init);
     }
     const newPeriod = this.tracks.some((t) => !t.periodInit?.equals(inits.get(t)!));
     if (newPeriod && this.periods.length > 0) {
@@ -287,7 +438,7 @@ export class Packager {
       discontinuity: track.discontinuities,
       period: track.period,
     };
-    await this.o.publish(segmentKey(track.name, segment.sequence), body, 'video/iso.segment');
+    await this.o.publish(segmentKey(track.name, segment.sequence), body, MEDIA);
     track.nextSequence += 1;
     track.segments.push(segment);
     this.written += 1;
@@ -311,16 +462,24 @@ export class Packager {
   }
 
   private async writeManifests(changed: TrackState[]): Promise<void> {
-    const { segmentSeconds, windowSegments, availabilityStart } = this.o;
+    const { segmentSeconds, windowSegments, availabilityStart, partSeconds } = this.o;
     for (const t of changed) {
-      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart)), HLS);
+      const ll = partSeconds ? { partTarget: partSeconds } : undefined;
+      // The delta update first: a player blocked on the full playlist may ask for the delta as soon as it changes.
+      if (ll)
+        await this.o.publish(
+          deltaPlaylistKey(t.name),
+          Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, { ...ll, skip: true })),
+          HLS,
+        );
+      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll)), HLS);
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
       await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks)), HLS);
       this.masterWritten = true;
     }
     if (this.tracks.every((t) => t.segments.length > 0)) {
-      const mpd = dashManifest({ tracks: this.tracks, periods: this.periods, windowSegments, segmentSeconds, availabilityStart, now: Date.now() });
+      const mpd = dashManifest({ tracks: this.tracks, periods: this.periods, windowSegments, segmentSeconds, availabilityStart, now: Date.now(), partSeconds });
       await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
     }
   }

@@ -7,6 +7,8 @@ import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
+/** Low latency: a part waits at most this long on disk before it is published. */
+const LL_POLL_MS = 40;
 /** A crashed run is restarted after this, doubling up to RESTART_MAX_MS while it keeps crashing. */
 const RESTART_MIN_MS = 500;
 const RESTART_MAX_MS = 8000;
@@ -93,8 +95,10 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       if (!packager) return;
       try {
         const count = await packager.poll();
-        for (const e of published.splice(0)) o.onEvent(e);
-        if (count > 0 && o.checkpoint) {
+        const segments = published.splice(0);
+        for (const e of segments) o.onEvent(e);
+        // Saved when a segment is complete (a low-latency poll that published parts only changes nothing a takeover needs).
+        if (segments.length > 0 && o.checkpoint) {
           await o.checkpoint.save(Buffer.from(JSON.stringify(packager.snapshot()))).catch((e) => log.warn({ err: e }, 'live checkpoint not saved'));
         }
         const run = current;
@@ -130,7 +134,15 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     run.done = (async () => {
       await mkdir(dir, { recursive: true });
       packager!.beginRun(id, dir, offset);
-      const args = runArgs({ source, renditions: o.renditions, audioOnly: o.audioOnly, segmentSeconds: o.segmentSeconds, offset, dir });
+      const args = runArgs({
+        source,
+        renditions: o.renditions,
+        audioOnly: o.audioOnly,
+        segmentSeconds: o.segmentSeconds,
+        offset,
+        dir,
+        partSeconds: o.partSeconds,
+      });
       const redact: Record<string, string> = { [o.workDir]: '<output>' };
       if (source.kind === 'live') redact[source.url] = '<input>';
       try {
@@ -143,6 +155,9 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       }
       // Publish what the run finished before it exited (ffmpeg flushes its last, shorter segment on SIGTERM).
       poll();
+      await polling;
+      // Low latency: the segments the run left open are complete as they are.
+      polling = polling.then(() => packager!.endRun().catch((e) => log.error({ err: e }, 'live packager failed to close a run')));
       await polling;
       droppedBefore += progress.dropped;
       await rm(dir, { recursive: true, force: true });
@@ -273,6 +288,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         publish: o.publish,
         remove: o.remove,
         log,
+        partSeconds: o.partSeconds,
         onSegment: (rendition, s) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
@@ -283,10 +299,13 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       // Run ids name init segments (`init-<run>.mp4`, immutable): a continued channel numbers its runs after the last.
       runs = packager.lastRun;
       if (resume) log.info({ runs, availabilityStart }, 'live pipeline continues the published playlists');
-      pollTimer = setInterval(() => {
-        poll();
-        watchStall();
-      }, POLL_MS);
+      pollTimer = setInterval(
+        () => {
+          poll();
+          watchStall();
+        },
+        o.partSeconds ? LL_POLL_MS : POLL_MS,
+      );
       await switchTo(desired());
       try {
         await first;

@@ -50,6 +50,11 @@ export interface LivePipelineOptions {
   inputLoss: InputLoss;
   /** Published segments older than this are removed (the Recorder will need a retention window). Default 3600. */
   retentionSeconds?: number;
+  /**
+   * Low latency (`ReducedLatency`): parts of about this many seconds (LL-HLS `EXT-X-PART`, LL-DASH chunks) published as
+   * soon as the encoder writes them, besides the whole segments. Unset: whole segments only.
+   */
+  partSeconds?: number;
   /** Writes a file of the channel's output: `key` is relative to the channel's output prefix (e.g. `720p/12.m4s`). */
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;

@@ -113,6 +113,8 @@ export class ChannelRun {
       audioOnly,
       segmentSeconds: config.live.segmentSeconds,
       windowSegments: config.live.windowSegments,
+      // ReducedLatency: LL-HLS parts and LL-DASH chunks from the same encode (docs/decisions/live.md, "Low latency").
+      partSeconds: this.row.latency === 'ReducedLatency' ? Math.min(config.live.partSeconds, config.live.segmentSeconds / 2) : undefined,
       inputLoss,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),

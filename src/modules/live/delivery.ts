@@ -6,6 +6,7 @@ import { isUuid } from '../../platform/ids.ts';
 import { admitMedia } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
+import { hasReached, MEDIA_WAIT_MS, mediaName, playlistPosition, StoreWaiter, streamOpenSegment } from './blockingReload.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
 import { channelPrefix } from './urls.ts';
@@ -64,8 +65,10 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
   const viewers = new ViewerCounter();
   const timer = setInterval(() => void viewers.flush(ctx).catch((err) => app.log.warn({ err }, 'live viewer counts not written')), VIEWERS_FLUSH_MS);
   timer.unref();
+  const waiter = new StoreWaiter(ctx.store);
   app.addHook('onClose', async () => {
     clearInterval(timer);
+    waiter.close();
     await viewers.flush(ctx).catch(() => {});
   });
 
@@ -103,11 +106,32 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       if (path === undefined) return reply;
       if (!path) throw notFound();
       if (!(await channelExists(tenantId, channelId))) throw notFound();
-      const key = channelPrefix(tenantId, channelId) + path;
-      const info = await ctx.store.head(key);
-      if (!info) throw notFound();
+      const prefix = channelPrefix(tenantId, channelId);
+      const key = prefix + path;
       const playlist = /\.(m3u8|mpd)$/.test(path);
+      const query = req.query as Record<string, unknown>;
+      if (path.endsWith('.m3u8') && ['_HLS_msn', '_HLS_part', '_HLS_skip'].some((q) => query[q] !== undefined)) {
+        const text = await lowLatencyPlaylist(key, query);
+        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': PLAYLIST_CACHE });
+        return reply.send(req.method === 'HEAD' ? undefined : text);
+      }
       if (!playlist && req.method === 'GET') viewers.see(tenantId, channelId, `${req.ip} ${req.headers['user-agent'] ?? ''}`);
+      const info = await ctx.store.head(key);
+      if (!info) {
+        // Low latency: a part or a segment asked for just before it is published is held until it is.
+        const early = req.headers.range ? undefined : await publishedSoon(prefix, path);
+        if (!early) throw notFound();
+        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': 'no-cache' });
+        return reply.send(req.method === 'HEAD' ? undefined : early);
+      }
+      if (playlist) {
+        // Read whole, then sent with its own length: the packager replaces playlists several times a second (low
+        // latency), and a length taken from a stat before the file was replaced would not match the bytes streamed.
+        const body = await waiter.read(key);
+        if (!body) throw notFound();
+        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': PLAYLIST_CACHE });
+        return reply.send(req.method === 'HEAD' ? undefined : body);
+      }
       reply.headers({ ...CORS, 'accept-ranges': 'bytes' });
       const range = parseRange(req.headers.range, info.size);
       if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
@@ -124,4 +148,85 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       return reply.send(await ctx.store.getStream(key, range ?? undefined));
     },
   });
+
+  /**
+   * A blocking playlist reload (`_HLS_msn`, `_HLS_part`): answered once the playlist has that segment or part, `503`
+   * after three target durations without it, `400` for a request beyond the next two segments. `_HLS_skip=YES` (or
+   * `v2`) answers the delta update. A playlist without `CAN-BLOCK-RELOAD` (NormalLatency) ignores the parameters.
+   */
+  async function lowLatencyPlaylist(key: string, query: Record<string, unknown>): Promise<string> {
+    const msn = directive(query, '_HLS_msn');
+    const part = directive(query, '_HLS_part');
+    const skip = query._HLS_skip;
+    if (skip !== undefined && skip !== 'YES' && skip !== 'v2') throw new ApiError(400, 'hls_directive_invalid', '_HLS_skip must be YES or v2');
+    if (part !== undefined && msn === undefined) throw new ApiError(400, 'hls_directive_invalid', '_HLS_part needs _HLS_msn');
+    let text = (await waiter.read(key))?.toString('utf8');
+    if (text === undefined) throw notFound();
+    const position = playlistPosition(text);
+    if (!position.canBlock) return text;
+    if (msn !== undefined && !hasReached(position, msn, part)) {
+      if (msn > position.msn + 2)
+        throw new ApiError(400, 'hls_directive_invalid', `_HLS_msn ${msn} is more than two segments ahead of the playlist (${position.msn})`);
+      const load = async () => (await waiter.read(key))?.toString('utf8');
+      const reached = await waiter.wait(
+        `playlist:${key}`,
+        load,
+        (t) => t !== undefined && hasReached(playlistPosition(t), msn, part),
+        position.targetDuration * 3000,
+      );
+      if (reached === undefined)
+        throw new ApiError(503, 'hls_playlist_not_ready', `the playlist did not reach segment ${msn}${part === undefined ? '' : ` part ${part}`} in time`);
+      text = reached;
+    }
+    if (skip !== undefined) {
+      // Published just before the full playlist: at least as far along as the text that satisfied the wait.
+      const delta = (await waiter.read(key.replace(/\.m3u8$/, '.delta.m3u8')))?.toString('utf8');
+      if (delta !== undefined) return delta;
+    }
+    return text;
+  }
+
+  /**
+   * A part or segment that is the next one to be published (its predecessor exists) is waited for; a segment still
+   * being written is streamed from its parts (low-latency DASH). Anything else is undefined: a plain 404.
+   */
+  async function publishedSoon(prefix: string, path: string): Promise<Buffer | NodeJS.ReadableStream | undefined> {
+    const name = mediaName(path);
+    if (!name) return undefined;
+    const { track, sequence, part } = name;
+    const at = (s: number, p?: number) => `${prefix}${track}/${s}${p === undefined ? '' : `.${p}`}.m4s`;
+    if (part !== undefined) {
+      const next =
+        part > 0 ? await waiter.exists(at(sequence, part - 1)) : (await waiter.exists(at(sequence - 1))) || (await waiter.exists(at(sequence - 1, 0)));
+      if (!next) return undefined;
+      // Parts are published before their segment: once the segment exists without this part, it will never come
+      // (a hint made void by the end of a run), and the answer is 404 at once.
+      const found = await waiter.wait<Buffer | 'never' | undefined>(
+        `part:${at(sequence, part)}`,
+        async () => (await waiter.read(at(sequence, part))) ?? ((await waiter.exists(at(sequence))) ? 'never' : undefined),
+        (v) => v !== undefined,
+        MEDIA_WAIT_MS,
+      );
+      return found === 'never' ? undefined : found;
+    }
+    // Parts of this segment or of the one before are the sign of a low-latency channel writing it now.
+    if (!(await waiter.exists(at(sequence, 0))) && !(await waiter.exists(at(sequence - 1, 0)))) return undefined;
+    const first = await waiter.wait<Buffer | 'whole' | undefined>(
+      `segment:${at(sequence)}`,
+      async () => (await waiter.read(at(sequence, 0))) ?? ((await waiter.exists(at(sequence))) ? 'whole' : undefined),
+      (v) => v !== undefined,
+      MEDIA_WAIT_MS,
+    );
+    if (first === undefined) return undefined;
+    if (first === 'whole') return waiter.read(at(sequence));
+    return streamOpenSegment(waiter, prefix, track, sequence, first);
+  }
+}
+
+/** An `_HLS_msn`/`_HLS_part` value: a non-negative integer, or absent. */
+function directive(query: Record<string, unknown>, name: string): number | undefined {
+  const raw = query[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new ApiError(400, 'hls_directive_invalid', `${name} must be a non-negative integer`);
+  return Number(raw);
 }
