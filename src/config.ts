@@ -76,6 +76,11 @@ interface LiveConfig {
   windowSegments: number;
   /** Local scratch space for the encoders' output before it is published to the store. */
   workDir: string;
+  /**
+   * How long a channel's published segments stay in the store (its timeline, `src/modules/live/timeline.ts`): the
+   * past a recording or an event's catch-up can still reach. Disk cost in docs/decisions/recorder.md.
+   */
+  retentionSeconds: number;
 }
 
 /** Webhook delivery; the retry schedule is described in docs/decisions/notifications.md. */
@@ -205,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
+      retentionSeconds: positive('MEDIAPLANE_LIVE_RETENTION_SECONDS', env.MEDIAPLANE_LIVE_RETENTION_SECONDS, 3600),
     },
     ...overrides,
   };
