@@ -132,3 +132,21 @@ export async function serveRange(
   await (head ? reply.send() : reply.send(body));
   return true;
 }
+
+/** Whether the tenant has this channel (other modules refer to channels by id). */
+export async function channelExists(ctx: PlatformContext, tenantId: string, channelId: string): Promise<boolean> {
+  const [row] = await ctx.db
+    .select({ id: liveChannels.id })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  return !!row;
+}
+
+/** Whether the channel is running (or about to): while it is not, no segment will come, and a range that ended is over. */
+export async function channelRunning(ctx: PlatformContext, tenantId: string, channelId: string): Promise<boolean> {
+  const [row] = await ctx.db
+    .select({ status: liveChannels.status })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  return !!row && ['Starting', 'On', 'Stopping'].includes(row.status);
+}
