@@ -14,6 +14,8 @@ import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.
 export const RECORD_LEASE_MS = 30_000;
 export const RECORD_LEASE = { owner: recorderRecordings.leaseOwner, until: recorderRecordings.leaseUntil };
 const COPY_CONCURRENCY = 8;
+/** An open range whose channel stopped ends once nothing new came for this long (its last segments are flushed). */
+const OPEN_RANGE_QUIET_MS = 5000;
 
 type SegmentRow = typeof recorderSegments.$inferSelect;
 
@@ -120,8 +122,11 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       ? (tracks.length ? tracks : [undefined]).every((t) => rangeEnded(t ? timeline.filter((s) => s.track === t) : timeline, endMs, now)) ||
         // A channel that is not running adds nothing more: a range that ended is over.
         (now >= endMs && !(await channelRunning(ctx, rec.tenantId, rec.channelId)))
-      : // An open range ends once its channel stopped producing (nothing new for a while after something was recorded).
-        rec.recordedAt !== null && fresh.length === 0 && now - rec.recordedAt.getTime() > RANGE_SETTLE_MS;
+      : // An open range ends once its channel stopped (nothing new for a few seconds after something was recorded).
+        rec.recordedAt !== null &&
+        fresh.length === 0 &&
+        (now - rec.recordedAt.getTime() > RANGE_SETTLE_MS ||
+          (now - rec.recordedAt.getTime() > OPEN_RANGE_QUIET_MS && !(await channelRunning(ctx, rec.tenantId, rec.channelId))));
   if (fresh.length > 0 || over) await writePlaylists(ctx, rec, prefix, tracks, { type: 'EVENT', ended: over });
   if (over) await finish(ctx, rec, owner, tracks);
 }
