@@ -185,5 +185,5 @@ describeEachDb('Recorder end to end', (kind) => {
     expect((await fetch(catchupUrl)).status).toBe(404);
     expect((await get(future)).catchup.endpoints).toEqual([]);
     await encoder.stop();
-  });
+  }, 300_000);
 });
