@@ -39,7 +39,7 @@ describeEachDb('Recorder end to end', (kind) => {
       MEDIAPLANE_RTMP_PORT: String(await freePort()),
       MEDIAPLANE_LIVE_POLL_MS: '200',
       MEDIAPLANE_LIVE_SEGMENT_SECONDS: String(SEGMENT_S),
-      MEDIAPLANE_LIVE_RETENTION_SECONDS: '16',
+      MEDIAPLANE_LIVE_RETENTION_SECONDS: '24',
     });
     t = await p.createTenant();
   });
@@ -106,7 +106,7 @@ describeEachDb('Recorder end to end', (kind) => {
       until(
         () => get(id),
         (r) => r.status === 'Available' || r.status === 'Error',
-        { timeoutMs: 60_000, everyMs: 300 },
+        { timeoutMs: 180_000, everyMs: 300 },
       );
     const rec = await available(running);
     expect(rec.status).toBe('Available');
@@ -152,7 +152,7 @@ describeEachDb('Recorder end to end', (kind) => {
     expect(Math.abs((await duration(mp4.url)) - rec.durationMilliseconds / 1000)).toBeLessThan(0.5);
     expect((await t.json('GET', `/cvr/v1/recordings/${running}/outputs/${withOutput.outputs[0].id}/progress`)).body).toEqual({ progressPercent: 100 });
 
-    // The archive plays after the channel's own segments of the range are gone (retention 16 s).
+    // The archive plays after the channel's own segments of the range are gone (retention 24 s).
     const archived = await until(
       () => get(running),
       (r) => r.archive.status === 'Available',
@@ -185,5 +185,5 @@ describeEachDb('Recorder end to end', (kind) => {
     expect((await fetch(catchupUrl)).status).toBe(404);
     expect((await get(future)).catchup.endpoints).toEqual([]);
     await encoder.stop();
-  }, 300_000);
+  }, 480_000);
 });

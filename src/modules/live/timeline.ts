@@ -87,7 +87,7 @@ export async function channelMaster(ctx: PlatformContext, tenantId: string, chan
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export { masterTracks };
+export { channelPrefix, masterTracks };
 
 /** Whether a track's segments reach the range's end, or the range ended long enough ago: its playlist is final. */
 export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'durationMs'>[], endMs: number | undefined, now = Date.now()): boolean {

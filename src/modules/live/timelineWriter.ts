@@ -1,7 +1,8 @@
-import { and, eq, lt, max, sql } from 'drizzle-orm';
+import { and, desc, eq, lt, max, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LivePipelineEvent } from './media.ts';
+import { liveChannels } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
 import { channelPrefix } from './urls.ts';
 
@@ -100,12 +101,24 @@ export class TimelineWriter {
       inits.set(`${g.channelId}/${g.initKey}`, g);
     }
     for (const g of inits.values()) {
+      const t = liveTimelineSegments;
       const [used] = await this.ctx.db
-        .select({ n: liveTimelineSegments.sequence })
-        .from(liveTimelineSegments)
-        .where(and(eq(liveTimelineSegments.channelId, g.channelId), eq(liveTimelineSegments.initKey, g.initKey)))
+        .select({ n: t.sequence })
+        .from(t)
+        .where(and(eq(t.channelId, g.channelId), eq(t.initKey, g.initKey)))
         .limit(1);
-      if (!used) keys.add(channelPrefix(g.tenantId, g.channelId) + g.initKey);
+      if (used) continue;
+      // The running packager may still use an init segment all of whose rows are gone (its encoder lags the wall
+      // clock by more than the window): it goes once the track has moved on to another one, or the channel stopped.
+      const [latest] = await this.ctx.db
+        .select({ initKey: t.initKey })
+        .from(t)
+        .where(and(eq(t.channelId, g.channelId), eq(t.track, g.initKey.split('/')[0]!)))
+        .orderBy(desc(t.sequence))
+        .limit(1);
+      const [channel] = await this.ctx.db.select({ status: liveChannels.status }).from(liveChannels).where(eq(liveChannels.id, g.channelId));
+      const running = !!channel && ['Starting', 'On', 'Stopping'].includes(channel.status);
+      if (!running || (latest && latest.initKey !== g.initKey)) keys.add(channelPrefix(g.tenantId, g.channelId) + g.initKey);
     }
     await Promise.all([...keys].map((k) => this.ctx.store.delete(k).catch(() => {})));
     this.log.debug({ segments: gone.length }, 'live timeline pruned');

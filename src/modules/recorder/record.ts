@@ -2,7 +2,16 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
-import { channelMaster, channelRunning, masterTracks, RANGE_SETTLE_MS, rangeEnded, rangeSegments, type TimelineSegment } from '../live/timeline.ts';
+import {
+  channelMaster,
+  channelPrefix,
+  channelRunning,
+  masterTracks,
+  RANGE_SETTLE_MS,
+  rangeEnded,
+  rangeSegments,
+  type TimelineSegment,
+} from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { outputJob } from './jobs.ts';
 import { MASTER, type RecordingRow } from './present.ts';
@@ -76,22 +85,29 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       if (tracks.length === 0) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
       tracks = masterTracks(master);
     }
-    const channelPrefix = `tenants/${rec.tenantId}/live/${rec.channelId}/`;
+    const from = channelPrefix(rec.tenantId, rec.channelId);
     const inits = [...new Set(fresh.map((s) => s.initKey))];
+    const missingInits = new Set<string>();
     await eachLimited(inits, COPY_CONCURRENCY, async (k) => {
-      if (!(await ctx.store.head(prefix + k))) await copyObject(ctx, channelPrefix + k, prefix + k);
+      if (await ctx.store.head(prefix + k)) return;
+      // Gone with the channel's retention: its segments cannot play; they are left out (a gap).
+      await copyObject(ctx, from + k, prefix + k).catch(() => missingInits.add(k));
     });
     const sizes = new Map<TimelineSegment, number>();
     const copied: TimelineSegment[] = [];
-    await eachLimited(fresh, COPY_CONCURRENCY, async (s) => {
-      try {
-        sizes.set(s, await copyObject(ctx, channelPrefix + s.key, prefix + s.key));
-        copied.push(s);
-      } catch (err) {
-        // Gone past the channel's retention meanwhile: the recording has a gap rather than no end.
-        ctx.log.warn({ err, recordingId: rec.id, key: s.key }, 'a segment of a recording could not be copied');
-      }
-    });
+    await eachLimited(
+      fresh.filter((s) => !missingInits.has(s.initKey)),
+      COPY_CONCURRENCY,
+      async (s) => {
+        try {
+          sizes.set(s, await copyObject(ctx, from + s.key, prefix + s.key));
+          copied.push(s);
+        } catch (err) {
+          // Gone past the channel's retention meanwhile: the recording has a gap rather than no end.
+          ctx.log.warn({ err, recordingId: rec.id, key: s.key }, 'a segment of a recording could not be copied');
+        }
+      },
+    );
     const watermark = { ...rec.copied };
     for (const s of fresh) watermark[s.track] = Math.max(watermark[s.track] ?? -1, s.sequence);
     await ctx.db.transaction(async (tx) => {
