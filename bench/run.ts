@@ -10,6 +10,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   md5x4: () => import('./md5x4.ts'),
   live: () => import('./live.ts'),
   analytics: () => import('./analytics.ts'),
+  recorder: () => import('./recorder.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -8,6 +8,7 @@ import { drmModule } from './drm/manifest.ts';
 import { liveModule } from './live/manifest.ts';
 import { notificationsModule } from './notifications/manifest.ts';
 import { playerModule } from './player/manifest.ts';
+import { recorderModule } from './recorder/manifest.ts';
 import { transcoderModule } from './transcoder/manifest.ts';
 import { streamingModule } from './streaming/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
@@ -24,6 +25,7 @@ export const MODULES: readonly PlatformModule[] = [
   drmModule,
   analyticsModule,
   playerModule,
+  recorderModule,
 ];
 
 /** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */

@@ -21,11 +21,13 @@ export interface PackagerOptions {
   segmentSeconds: number;
   windowSegments: number;
   retentionSeconds: number;
+  /** The first sequence number of every track (a channel's earlier sessions used the ones below). */
+  firstSequence?: number;
   /** Wall-clock ms of media time 0 (DASH availabilityStartTime, HLS program date-time origin). */
   availabilityStart: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
-  onSegment(track: string, segment: PublishedSegment): void;
+  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number }): void;
   log: Logger;
   /**
    * Low latency (`ReducedLatency`): the run writes fragmented MP4 files (`runArgs` with `partSeconds`) and every chunk
@@ -138,7 +140,7 @@ export class Packager {
   private written = 0;
 
   constructor(private readonly o: PackagerOptions) {
-    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0, partsStored: [] }));
+    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: o.firstSequence ?? 0, partsStored: [] }));
     const r = o.resume;
     if (r) {
       this.periods.push(...r.periods);
@@ -375,13 +377,15 @@ export class Packager {
     void complete;
     const body = Buffer.concat(state.bodies!.get(track.name)!.splice(0));
     const segment: PublishedSegment = { ...open, duration: open.parts.reduce((a, p) => a + p.duration, 0) };
-    await this.o.publish(segmentKey(track.name, segment.sequence), body, MEDIA);
+    const key = segmentKey(track.name, segment.sequence);
+    await this.o.publish(key, body, MEDIA);
     track.open = undefined;
     track.nextSequence = segment.sequence + 1;
     track.segments.push(segment);
     state.closed!.set(track.name, (state.closed!.get(track.name) ?? 0) + 1);
     this.written += 1;
-    this.o.onSegment(track.name, segment);
+    const startMs = Math.round(this.o.availabilityStart + (segment.decodeTime / track.timescale!) * 1000);
+    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
     track.partsStored.push({ sequence: segment.sequence, count: open.parts.length });
     if (track.partsStored.length > PARTS_KEPT) {
       const old = track.partsStored.shift()!;
@@ -438,11 +442,13 @@ export class Packager {
       discontinuity: track.discontinuities,
       period: track.period,
     };
-    await this.o.publish(segmentKey(track.name, segment.sequence), body, MEDIA);
+    const key = segmentKey(track.name, segment.sequence);
+    await this.o.publish(key, body, MEDIA);
     track.nextSequence += 1;
     track.segments.push(segment);
     this.written += 1;
-    this.o.onSegment(track.name, segment);
+    const startMs = Math.round(this.o.availabilityStart + (decodeTime / track.timescale!) * 1000);
+    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
     await this.expire(track);
   }
 

@@ -45,7 +45,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   let packager: Packager | undefined;
   let input: LiveInput | null = null;
   let current: Run | undefined;
-  let runs = 0;
+  let runs = (o.firstRun ?? 1) - 1;
   let stopped = false;
   let started = false;
   let switching: Promise<void> = Promise.resolve();
@@ -284,20 +284,32 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         segmentSeconds: o.segmentSeconds,
         windowSegments: o.windowSegments,
         retentionSeconds: o.retentionSeconds ?? 3600,
+        firstSequence: o.firstSequence,
         availabilityStart,
         publish: o.publish,
         remove: o.remove,
         log,
         partSeconds: o.partSeconds,
-        onSegment: (rendition, s) => {
+        onSegment: (rendition, s, info) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.
-          published.push({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
+          published.push({
+            type: 'segment',
+            rendition,
+            sequence: s.sequence,
+            durationSeconds: s.duration,
+            key: info.key,
+            initKey: s.initKey,
+            startMs: info.startMs,
+            decodeTime: s.decodeTime,
+            timescale: info.timescale,
+            run: s.run,
+          });
         },
       });
       // Run ids name init segments (`init-<run>.mp4`, immutable): a continued channel numbers its runs after the last.
-      runs = packager.lastRun;
+      runs = Math.max(packager.lastRun, (o.firstRun ?? 1) - 1);
       if (resume) log.info({ runs, availabilityStart }, 'live pipeline continues the published playlists');
       pollTimer = setInterval(
         () => {

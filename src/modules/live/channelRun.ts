@@ -88,12 +88,12 @@ export class ChannelRun {
   }
 
   /** Starts the pipeline; a stop that comes meanwhile waits for it and then stops what it made. */
-  start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
-    this.starting = this.startPipeline(media, onEvent);
+  start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
+    this.starting = this.startPipeline(media, onEvent, numbers);
     return this.starting;
   }
 
-  private async startPipeline(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+  private async startPipeline(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
     if (this.halted) return;
     await rm(this.workDir, { recursive: true, force: true });
     await mkdir(this.workDir, { recursive: true });
@@ -115,6 +115,8 @@ export class ChannelRun {
       windowSegments: config.live.windowSegments,
       // ReducedLatency: LL-HLS parts and LL-DASH chunks from the same encode (docs/decisions/live.md, "Low latency").
       partSeconds: this.row.latency === 'ReducedLatency' ? Math.min(config.live.partSeconds, config.live.segmentSeconds / 2) : undefined,
+      retentionSeconds: config.live.retentionSeconds,
+      ...numbers,
       inputLoss,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),

@@ -9,6 +9,7 @@ import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
 import { hasReached, MEDIA_WAIT_MS, mediaName, playlistPosition, StoreWaiter, streamOpenSegment } from './blockingReload.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
+import { serveRange } from './timeline.ts';
 import { channelPrefix } from './urls.ts';
 
 const CORS = {
@@ -58,6 +59,7 @@ class ViewerCounter {
  * Serves live outputs to players: `GET /media/live/{tenant}/{channel}/{path}` from the object store, where the
  * channel's owner publishes them, with CORS so that a page on any origin plays them, ranges, and short caching for
  * playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted).
+ * `range/{startMs}-{endMs|now}/*.m3u8` are playlists of a range of the channel's timeline (`timeline.ts`).
  */
 export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
@@ -106,6 +108,11 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       if (path === undefined) return reply;
       if (!path) throw notFound();
       if (!(await channelExists(tenantId, channelId))) throw notFound();
+      if (path.startsWith('range/')) {
+        reply.headers(CORS);
+        if (await serveRange(ctx, reply, tenantId, channelId, path, req.method === 'HEAD')) return reply;
+        throw notFound();
+      }
       const prefix = channelPrefix(tenantId, channelId);
       const key = prefix + path;
       const playlist = /\.(m3u8|mpd)$/.test(path);

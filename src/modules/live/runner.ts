@@ -14,6 +14,7 @@ import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
 import { slotsOf, startSrtInputs } from './srtInputs.ts';
+import { TimelineWriter } from './timelineWriter.ts';
 import { SECONDARY_SUFFIX, setBoundRtmpPort } from './urls.ts';
 import { addressInCidr } from './validate.ts';
 
@@ -54,6 +55,7 @@ export class ChannelRunner {
   private lastSweep = 0;
   readonly owner: string;
   private readonly log: Logger;
+  private readonly timeline: TimelineWriter;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -66,6 +68,7 @@ export class ChannelRunner {
       module: 'live',
       owner: this.owner,
     });
+    this.timeline = new TimelineWriter(ctx, this.log.child({ component: 'timeline' }));
   }
 
   start(): void {
@@ -162,7 +165,7 @@ export class ChannelRunner {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
         if (run.pushed) await this.ensureIngest();
-        await run.start(this.media, (e) => this.onPipelineEvent(run, e));
+        await run.start(this.media, (e) => this.onPipelineEvent(run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
         if (run.slots.size && run.pushed) this.selectInput(run);
         if (run.pushed && !run.stopping) this.startRelays(run);
@@ -266,6 +269,8 @@ export class ChannelRunner {
   }
 
   private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
+    // Every published segment is on the timeline, also the last ones of a run that is stopping.
+    if (e.type === 'segment') this.timeline.push(run.tenantId, run.id, e);
     if (run.stopping) return;
     switch (e.type) {
       case 'segment':
@@ -447,6 +452,7 @@ export class ChannelRunner {
     await Promise.all([...this.background]);
     await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
     await this.flushStats();
+    await this.timeline.close();
     await releaseLeases(this.ctx.db, this.owner).catch(() => {});
     await this.ingest?.close();
     if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);
