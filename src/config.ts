@@ -76,6 +76,8 @@ interface LiveConfig {
   windowSegments: number;
   /** Local scratch space for the encoders' output before it is published to the store. */
   workDir: string;
+  /** An `ensureChannel` event starts its channel this long before its `start` (docs/decisions/live.md, "Events"). */
+  eventLeadSeconds: number;
 }
 
 /** Webhook delivery; the retry schedule is described in docs/decisions/notifications.md. */
@@ -205,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
+      eventLeadSeconds: int('MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS', env.MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS, 30),
     },
     ...overrides,
   };
