@@ -9,11 +9,13 @@ export interface PackagerOptions {
   segmentSeconds: number;
   windowSegments: number;
   retentionSeconds: number;
+  /** The first sequence number of every track (a channel's earlier sessions used the ones below). */
+  firstSequence?: number;
   /** Wall-clock ms of media time 0 (DASH availabilityStartTime, HLS program date-time origin). */
   availabilityStart: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
-  onSegment(track: string, segment: PublishedSegment): void;
+  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number }): void;
   log: Logger;
 }
 
@@ -77,7 +79,7 @@ export class Packager {
   private written = 0;
 
   constructor(private readonly o: PackagerOptions) {
-    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0 }));
+    this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: o.firstSequence ?? 0 }));
   }
 
   get segmentsWritten(): number {
@@ -191,11 +193,13 @@ export class Packager {
       discontinuity: track.discontinuities,
       period: track.period,
     };
-    await this.o.publish(segmentKey(track.name, segment.sequence), body, 'video/iso.segment');
+    const key = segmentKey(track.name, segment.sequence);
+    await this.o.publish(key, body, 'video/iso.segment');
     track.nextSequence += 1;
     track.segments.push(segment);
     this.written += 1;
-    this.o.onSegment(track.name, segment);
+    const startMs = Math.round(this.o.availabilityStart + (decodeTime / track.timescale!) * 1000);
+    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
     await this.expire(track);
   }
 

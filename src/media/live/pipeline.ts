@@ -43,7 +43,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   let packager: Packager | undefined;
   let input: LiveInput | null = null;
   let current: Run | undefined;
-  let runs = 0;
+  let runs = (o.firstRun ?? 1) - 1;
   let stopped = false;
   let started = false;
   let switching: Promise<void> = Promise.resolve();
@@ -248,14 +248,26 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         segmentSeconds: o.segmentSeconds,
         windowSegments: o.windowSegments,
         retentionSeconds: o.retentionSeconds ?? 3600,
+        firstSequence: o.firstSequence,
         availabilityStart,
         publish: o.publish,
         remove: o.remove,
         log,
-        onSegment: (rendition, s) => {
+        onSegment: (rendition, s, info) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
-          o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
+          o.onEvent({
+            type: 'segment',
+            rendition,
+            sequence: s.sequence,
+            durationSeconds: s.duration,
+            key: info.key,
+            initKey: s.initKey,
+            startMs: info.startMs,
+            decodeTime: s.decodeTime,
+            timescale: info.timescale,
+            run: s.run,
+          });
         },
       });
       pollTimer = setInterval(() => {

@@ -40,8 +40,14 @@ export interface LivePipelineOptions {
   segmentSeconds: number; // 2 by default
   windowSegments: number; // segments listed in the live playlists (the seek-back window)
   inputLoss: InputLoss;
-  /** Published segments older than this are removed (the Recorder will need a retention window). Default 3600. */
+  /** Published segments older than this are removed (the Recorder reads this window). Default 3600. */
   retentionSeconds?: number;
+  /**
+   * The first segment sequence number and run id of this pipeline (default 0 and 1). A channel that starts again
+   * continues after its previous session's numbers, so that its published keys never overwrite retained ones.
+   */
+  firstSequence?: number;
+  firstRun?: number;
   /** Writes a file of the channel's output: `key` is relative to the channel's output prefix (e.g. `720p/12.m4s`). */
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
@@ -53,7 +59,22 @@ export type LivePipelineEvent =
   | { type: 'input.lost' }
   | { type: 'encoder.failed'; message: string }
   | { type: 'encoder.recovered' }
-  | { type: 'segment'; rendition: string; sequence: number; durationSeconds: number };
+  | {
+      type: 'segment';
+      rendition: string;
+      sequence: number;
+      durationSeconds: number;
+      /** The published keys of the segment and of its init segment, relative to the channel's output prefix. */
+      key: string;
+      initKey: string;
+      /** Wall-clock time of its first frame on the channel's timeline (EXT-X-PROGRAM-DATE-TIME), in ms. */
+      startMs: number;
+      /** Its decode time in the track's timescale (DASH SegmentTimeline). */
+      decodeTime: number;
+      timescale: number;
+      /** The run that encoded it: a change of run is a discontinuity. */
+      run: number;
+    };
 export interface LivePipelineStats {
   inputConnected: boolean;
   inputBitrateKbps: number;

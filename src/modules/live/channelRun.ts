@@ -82,12 +82,12 @@ export class ChannelRun {
   }
 
   /** Starts the pipeline; a stop that comes meanwhile waits for it and then stops what it made. */
-  start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
-    this.starting = this.startPipeline(media, onEvent);
+  start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
+    this.starting = this.startPipeline(media, onEvent, numbers);
     return this.starting;
   }
 
-  private async startPipeline(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void): Promise<void> {
+  private async startPipeline(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
     if (this.halted) return;
     await rm(this.workDir, { recursive: true, force: true });
     await mkdir(this.workDir, { recursive: true });
@@ -107,6 +107,8 @@ export class ChannelRun {
       audioOnly,
       segmentSeconds: config.live.segmentSeconds,
       windowSegments: config.live.windowSegments,
+      retentionSeconds: config.live.retentionSeconds,
+      ...numbers,
       inputLoss,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),

@@ -7,6 +7,7 @@ import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
+import { serveRange } from './timeline.ts';
 import { channelPrefix } from './urls.ts';
 
 const CORS = {
@@ -56,6 +57,7 @@ class ViewerCounter {
  * Serves live outputs to players: `GET /media/live/{tenant}/{channel}/{path}` from the object store, where the
  * channel's owner publishes them, with CORS so that a page on any origin plays them, ranges, and short caching for
  * playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted).
+ * `range/{startMs}-{endMs|now}/*.m3u8` are playlists of a range of the channel's timeline (`timeline.ts`).
  */
 export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
@@ -98,6 +100,11 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       const path = req.params['*'];
       if (!isUuid(tenantId) || !isUuid(channelId) || !path || path.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
       if (!(await channelExists(tenantId, channelId))) throw notFound();
+      if (path.startsWith('range/')) {
+        reply.headers(CORS);
+        if (await serveRange(ctx, reply, tenantId, channelId, path, req.method === 'HEAD')) return reply;
+        throw notFound();
+      }
       const key = channelPrefix(tenantId, channelId) + path;
       const info = await ctx.store.head(key);
       if (!info) throw notFound();

@@ -13,6 +13,7 @@ import { writeChange, type Change } from './runnerChanges.ts';
 import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
+import { TimelineWriter } from './timelineWriter.ts';
 import { setBoundRtmpPort } from './urls.ts';
 import { addressInCidr } from './validate.ts';
 
@@ -53,6 +54,7 @@ export class ChannelRunner {
   private lastSweep = 0;
   readonly owner: string;
   private readonly log: Logger;
+  private readonly timeline: TimelineWriter;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -65,6 +67,7 @@ export class ChannelRunner {
       module: 'live',
       owner: this.owner,
     });
+    this.timeline = new TimelineWriter(ctx, this.log.child({ component: 'timeline' }));
   }
 
   start(): void {
@@ -161,7 +164,7 @@ export class ChannelRunner {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
         if (run.pushed) await this.ensureIngest();
-        await run.start(this.media, (e) => this.onPipelineEvent(run, e));
+        await run.start(this.media, (e) => this.onPipelineEvent(run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
         if (run.inputConnected && run.pushed) this.connectInput(run);
       } catch (err) {
@@ -248,6 +251,8 @@ export class ChannelRunner {
   }
 
   private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
+    // Every published segment is on the timeline, also the last ones of a run that is stopping.
+    if (e.type === 'segment') this.timeline.push(run.tenantId, run.id, e);
     if (run.stopping) return;
     switch (e.type) {
       case 'segment':
@@ -401,6 +406,7 @@ export class ChannelRunner {
     await Promise.all([...this.background]);
     await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
     await this.flushStats();
+    await this.timeline.close();
     await releaseLeases(this.ctx.db, this.owner).catch(() => {});
     await this.ingest?.close();
     if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);

@@ -1,0 +1,134 @@
+import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
+import type { FastifyReply } from 'fastify';
+import type { PlatformContext } from '../../context.ts';
+import { masterTracks, rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { liveChannels } from './tables.ts';
+import { liveTimelineSegments } from './timeline.tables.ts';
+import { channelPrefix, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
+
+/**
+ * A channel's timeline (`timeline.tables.ts`) as ranges: what the Recorder copies and what an event's catch-up plays.
+ * Other modules import this file (never the tables).
+ */
+
+export type TimelineSegment = typeof liveTimelineSegments.$inferSelect;
+
+/** An output of a range, in the spec's EndpointInfo shape. */
+export interface RangeEndpoint {
+  id: string;
+  accessType: 'Http';
+  format: 'HLS';
+  url: string;
+  protection: 'None';
+  manifest: string;
+  hasVerticalOrientation: boolean;
+}
+
+/**
+ * A range is over (its playlist gets the end tag) once every track has a segment reaching its end, or this long after
+ * its end in any case (the channel was off, or stopped in the middle): the timeline lags the wall clock by a few
+ * seconds (the encoder's start-up, one segment, the batched insert).
+ */
+export const RANGE_SETTLE_MS = 30_000;
+
+/** The range's path segment: `{startMs}-{endMs}` or `{startMs}-now` (open: grows for as long as the channel runs). */
+export const rangePath = (start: Date, end: Date | undefined): string => `range/${start.getTime()}-${end ? end.getTime() : 'now'}/`;
+
+/**
+ * The playable addresses of a range of a channel's timeline: an HLS playlist of exactly the segments that overlap
+ * it, growing while the range runs (an EVENT playlist), with the end tag once it is over. Across an input loss or a
+ * channel restart it carries a discontinuity (the slate is in the timeline, so the range is never split).
+ */
+export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, channelId: string, start: Date, end: Date | undefined): Promise<RangeEndpoint[]> {
+  const [row] = await ctx.db
+    .select({ endpoints: liveChannels.endpoints })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  if (!row) return [];
+  const url = mediaUrl(ctx.config, tenantId, channelId, rangePath(start, end) + MASTER_PLAYLIST);
+  const vertical = row.endpoints.some((e) => e.hasVerticalOrientation);
+  // DASH of a range is not made yet (docs/decisions/recorder.md): an HLS endpoint whatever the channel's types.
+  return [{ id: 'hls', accessType: 'Http', format: 'HLS', url, protection: 'None', manifest: url, hasVerticalOrientation: vertical }];
+}
+
+/** The segments of one track (or every track) that overlap [startMs, endMs), in order. */
+export async function rangeSegments(
+  ctx: PlatformContext,
+  tenantId: string,
+  channelId: string,
+  startMs: number,
+  endMs: number | undefined,
+  track?: string,
+): Promise<TimelineSegment[]> {
+  const t = liveTimelineSegments;
+  return ctx.db
+    .select()
+    .from(t)
+    .where(
+      and(
+        eq(t.channelId, channelId),
+        eq(t.tenantId, tenantId),
+        track === undefined ? undefined : eq(t.track, track),
+        gt(sql`${t.startMs} + ${t.durationMs}`, startMs),
+        endMs === undefined ? undefined : lt(t.startMs, endMs),
+      ),
+    )
+    .orderBy(asc(t.track), asc(t.startMs), asc(t.sequence));
+}
+
+/** The channel's master playlist as its live output has it (its variants are the range's tracks), if it ever ran. */
+export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
+  const key = channelPrefix(tenantId, channelId) + MASTER_PLAYLIST;
+  if (!(await ctx.store.head(key))) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export { masterTracks };
+
+/** Whether a track's segments reach the range's end, or the range ended long enough ago: its playlist is final. */
+export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'durationMs'>[], endMs: number | undefined, now = Date.now()): boolean {
+  if (endMs === undefined || now < endMs) return false;
+  const last = segments.at(-1);
+  return (last !== undefined && last.startMs + last.durationMs >= endMs) || now > endMs + RANGE_SETTLE_MS;
+}
+
+const RANGE = /^range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.m3u8$/;
+
+/**
+ * Answers `GET /media/live/{tenant}/{channel}/range/{startMs}-{endMs|now}/{master|track}.m3u8`, rendered from the
+ * timeline on each request (playlists only: the segments are the channel's own files, two levels up). Returns false
+ * when `path` is no range path.
+ */
+export async function serveRange(
+  ctx: PlatformContext,
+  reply: FastifyReply,
+  tenantId: string,
+  channelId: string,
+  path: string,
+  head: boolean,
+): Promise<boolean> {
+  const m = RANGE.exec(path);
+  if (!m) return false;
+  const startMs = Number(m[1]);
+  const endMs = m[2] === 'now' ? undefined : Number(m[2]);
+  if (endMs !== undefined && endMs <= startMs) throw new ApiError(404, 'media_not_found', 'No such media file');
+  const name = m[3]!;
+  const master = await channelMaster(ctx, tenantId, channelId);
+  if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
+  let body: string;
+  if (name === 'master') body = master;
+  else {
+    if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
+    const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
+    body = rangeMediaPlaylist(
+      segments.map((s) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run })),
+      { type: 'EVENT', ended: rangeEnded(segments, endMs), segmentSeconds: ctx.config.live.segmentSeconds },
+    );
+  }
+  reply.headers({ 'content-type': 'application/vnd.apple.mpegurl', 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
+  await (head ? reply.send() : reply.send(body));
+  return true;
+}
