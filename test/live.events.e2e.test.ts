@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
+import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, freshStorage, startPlatform, type TestPlatform, type TestStorage } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -113,6 +114,23 @@ describeEachDb('Live events on a running channel', (kind) => {
     expect(segment.status).toBe(200);
     expect((await segment.arrayBuffer()).byteLength).toBeGreaterThan(0);
 
+    // Start-over while it runs: the event's catch-up plays from its start.
+    const catchup = ((await event()).catchup.endpoints as any[]).find((e) => e.format === 'HLS').url as string;
+    const catchupMaster = await (await fetch(catchup)).text();
+    const catchupVariant = new URL(
+      catchupMaster.split('\n').find((l) => l && !l.startsWith('#'))!,
+      catchup,
+    ).toString();
+    await until(
+      async () => await (await fetch(catchupVariant)).text(),
+      (text) => /^#EXTINF/m.test(text),
+      {
+        timeoutMs: 30_000,
+        everyMs: 200,
+        what: 'a catch-up segment',
+      },
+    );
+
     await until(
       async () => (await event()).status,
       (s) => s === 'Finished',
@@ -123,6 +141,21 @@ describeEachDb('Live events on a running channel', (kind) => {
       (s) => s === 'Off',
       { timeoutMs: 60_000, everyMs: 200, what: 'the channel Off after end' },
     );
+
+    // After end, the same address is a finished stream of the event: it ends, and lasts the event's time.
+    expect(((await event()).catchup.endpoints as any[]).find((e) => e.format === 'HLS').url).toBe(catchup);
+    const finished = await until(
+      async () => await (await fetch(catchupVariant)).text(),
+      (text) => text.includes('#EXT-X-ENDLIST'),
+      {
+        timeoutMs: 60_000,
+        everyMs: 500,
+        what: 'the catch-up playlist ended',
+      },
+    );
+    const listed = [...finished.matchAll(/^#EXTINF:([\d.]+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const probed = JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', catchup]));
+    console.log(`catch-up: listed ${listed} s, probed ${probed.format.duration} s, event ${(end.getTime() - start.getTime()) / 1000} s`);
 
     const log = (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter(
       (e) => [eventId, channelId].includes((e.data as any).id) && !e.type.includes('input') && !e.type.endsWith('.created'),
@@ -141,5 +174,5 @@ describeEachDb('Live events on a running channel', (kind) => {
     expect(when('live.channel.stopping')).toBeGreaterThanOrEqual(end.getTime());
     // The lead time is long enough for the first segment to be out by start, when the platform was up in time.
     if (restartedBeforeLead) expect(when('live.channel.on')).toBeLessThanOrEqual(when('live.event.live'));
-  });
+  }, 180_000);
 });

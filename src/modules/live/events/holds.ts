@@ -16,11 +16,14 @@ import { liveEvents, type ChannelHold } from './tables.ts';
  * Every decision about one channel is taken under a lock on the channel row, so two processes (or a request and the
  * scheduler) never decide about the same channel at once.
  */
-export const holdWindow = (config: Config): HoldWindow => ({
-  leadMs: config.live.eventLeadSeconds * 1000,
-  // Two segments: the segment that holds `end` is encoded and published before the encoder stops.
-  tailMs: 2 * config.live.segmentSeconds * 1000,
-});
+export function holdWindow(config: Config): HoldWindow {
+  const segment = config.live.segmentSeconds;
+  // The channel's media time lags the wall clock by at most max(3 segments, 6 s) (the packager's bound,
+  // docs/decisions/live.md "Runs on one timeline"); two more segments let the one holding `end` be encoded and
+  // published. Then the event's catch-up (its range of the timeline) is complete when the encoder stops.
+  const tail = Math.max(3 * segment, 6) + 2 * segment;
+  return { leadMs: config.live.eventLeadSeconds * 1000, tailMs: tail * 1000 };
+}
 
 /** Events drive only channels meant for it: `activationMode: EventBased`, automation not disabled. */
 export const automated = (c: Pick<ChannelRow, 'activationMode' | 'automationDisabled'>): boolean => c.activationMode === 'EventBased' && !c.automationDisabled;
