@@ -155,7 +155,11 @@ describeEachDb('Live events on a running channel', (kind) => {
     );
     const listed = [...finished.matchAll(/^#EXTINF:([\d.]+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     const probed = JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', catchup]));
-    console.log(`catch-up: listed ${listed} s, probed ${probed.format.duration} s, event ${(end.getTime() - start.getTime()) / 1000} s`);
+    // Every segment that overlaps [start, end) is in it: at most one segment (1 s here) more at each end, and no hole.
+    const seconds = (end.getTime() - start.getTime()) / 1000;
+    expect(Number(probed.format.duration)).toBeCloseTo(listed, 1);
+    expect(listed).toBeGreaterThanOrEqual(seconds - 1);
+    expect(listed).toBeLessThanOrEqual(seconds + 2);
 
     const log = (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter(
       (e) => [eventId, channelId].includes((e.data as any).id) && !e.type.includes('input') && !e.type.endsWith('.created'),
