@@ -26,11 +26,12 @@ export interface RangeEndpoint {
 }
 
 /**
- * A range is over (its playlist gets the end tag) once every track has a segment reaching its end, or this long after
- * its end in any case (the channel was off, or stopped in the middle): the timeline lags the wall clock by a few
- * seconds (the encoder's start-up, one segment, the batched insert).
+ * A range is over (its playlist gets the end tag) once every track has a segment reaching its end, or its channel is
+ * not running, or this long after its end in any case (a running channel whose encoder cannot keep up): the timeline
+ * lags the wall clock by a few seconds (the encoder's start-up, one segment, the batched insert), more on a machine
+ * that cannot encode in real time.
  */
-export const RANGE_SETTLE_MS = 30_000;
+export const RANGE_SETTLE_MS = 120_000;
 
 /** The range's path segment: `{startMs}-{endMs}` or `{startMs}-now` (open: grows for as long as the channel runs). */
 export const rangePath = (start: Date, end: Date | undefined): string => `range/${start.getTime()}-${end ? end.getTime() : 'now'}/`;
@@ -123,12 +124,31 @@ export async function serveRange(
   else {
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
+    const ended = rangeEnded(segments, endMs) || (endMs !== undefined && Date.now() >= endMs && !(await channelRunning(ctx, tenantId, channelId)));
     body = rangeMediaPlaylist(
       segments.map((s) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run })),
-      { type: 'EVENT', ended: rangeEnded(segments, endMs), segmentSeconds: ctx.config.live.segmentSeconds },
+      { type: 'EVENT', ended, segmentSeconds: ctx.config.live.segmentSeconds },
     );
   }
   reply.headers({ 'content-type': 'application/vnd.apple.mpegurl', 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));
   return true;
+}
+
+/** Whether the tenant has this channel (other modules refer to channels by id). */
+export async function channelExists(ctx: PlatformContext, tenantId: string, channelId: string): Promise<boolean> {
+  const [row] = await ctx.db
+    .select({ id: liveChannels.id })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  return !!row;
+}
+
+/** Whether the channel is running (or about to): while it is not, no segment will come, and a range that ended is over. */
+export async function channelRunning(ctx: PlatformContext, tenantId: string, channelId: string): Promise<boolean> {
+  const [row] = await ctx.db
+    .select({ status: liveChannels.status })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  return !!row && ['Starting', 'On', 'Stopping'].includes(row.status);
 }

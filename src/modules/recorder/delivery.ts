@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import { and, eq } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { isUuid } from '../../platform/ids.ts';
+import { contentTypeOf } from '../../storage/contentTypes.ts';
+import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
+import { catchupPlayable } from './present.ts';
+import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
+import { recorderOutputs, recorderRecordings } from './tables.ts';
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Range',
+  'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges',
+};
+
+/**
+ * Serves recordings to players: `GET /media/recordings/{tenant}/{recording}/{media|archive|outputs/{id}}/{path}`.
+ * Each request checks what it plays: the catch-up copy (`media`) only while the catch-up is enabled and not expired,
+ * the archive once `Available` (archive.public is stored; playback tokens arrive with the streaming module), an
+ * output once `Available`. Anything else is 404, like a missing file.
+ */
+export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformContext): void {
+  const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
+
+  app.options('/media/recordings/*', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .headers({ ...CORS, 'access-control-max-age': '86400' })
+      .status(204)
+      .send(),
+  );
+
+  app.route<{ Params: { tenantId: string; recordingId: string; '*': string } }>({
+    method: ['GET', 'HEAD'],
+    url: '/media/recordings/:tenantId/:recordingId/*',
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      const tenantId = req.params.tenantId.toLowerCase();
+      const recordingId = req.params.recordingId.toLowerCase();
+      const parts = (req.params['*'] ?? '').split('/');
+      if (!isUuid(tenantId) || !isUuid(recordingId) || parts.some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
+      const [rec] = await ctx.db
+        .select()
+        .from(recorderRecordings)
+        .where(and(eq(recorderRecordings.tenantId, tenantId), eq(recorderRecordings.id, recordingId)));
+      if (!rec) throw notFound();
+      let key: string;
+      const [part, ...rest] = parts;
+      if (part === 'media' && rest.length) {
+        if (!catchupPlayable(rec)) throw notFound();
+        key = mediaPrefix(tenantId, recordingId) + rest.join('/');
+      } else if (part === 'archive' && rest.length) {
+        if (rec.archive.status !== 'Available') throw notFound();
+        key = archivePrefix(tenantId, recordingId) + rest.join('/');
+      } else if (part === 'outputs' && rest.length > 1) {
+        const [output] = await ctx.db
+          .select({ status: recorderOutputs.status })
+          .from(recorderOutputs)
+          .where(and(eq(recorderOutputs.recordingId, recordingId), eq(recorderOutputs.id, rest[0]!)));
+        if (output?.status !== 'Available') throw notFound();
+        key = outputPrefix(tenantId, recordingId, rest[0]!) + rest.slice(1).join('/');
+      } else throw notFound();
+      const info = await ctx.store.head(key);
+      if (!info) throw notFound();
+      const path = parts.join('/');
+      reply.headers({ ...CORS, 'accept-ranges': 'bytes' });
+      const range = parseRange(req.headers.range, info.size);
+      if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
+      // A running recording's playlists grow; a finished copy's never change, but its catch-up may expire.
+      reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': /\.(m3u8|mpd)$/.test(path) ? 'public, max-age=1' : 'public, max-age=3600' });
+      if (range) {
+        reply
+          .status(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
+          .header('content-length', range.end - range.start + 1);
+      } else {
+        reply.header('content-length', info.size);
+      }
+      if (req.method === 'HEAD') return reply.send();
+      return reply.send(await ctx.store.getStream(key, range ?? undefined));
+    },
+  });
+}

@@ -1,0 +1,182 @@
+import { mkdir, open, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import { listFiles } from '../../media/files.ts';
+import type { Overlay, PlacedOverlay } from '../../media/overlays.ts';
+import { transcode, type SourceTrack } from '../../media/transcode.ts';
+import { downloadToFile } from '../../platform/download.ts';
+import { presetById } from '../transcoder/service.ts';
+import type { OutputJob } from './jobs.ts';
+import { recordedSegments } from './record.ts';
+import { recordRecorderEvent } from './service.ts';
+import { mediaPrefix, outputPrefix, recordingUrl } from './storageKeys.ts';
+import { recorderOutputs, recorderRecordings, type EndpointRow } from './tables.ts';
+
+const OVERLAY_MAX_BYTES = 64 * 1024 * 1024;
+/** The output row's progress is written at most this often. */
+const PROGRESS_WRITE_MS = 1000;
+
+class PermanentError extends Error {}
+
+const outputWhere = (j: OutputJob) => and(eq(recorderOutputs.recordingId, j.recordingId), eq(recorderOutputs.id, j.outputId));
+
+/** Appends objects, in order, into one local file: an init segment and its run's media segments make one fMP4 file. */
+async function concatObjects(ctx: PlatformContext, keys: string[], path: string): Promise<void> {
+  const out = await open(path, 'w');
+  try {
+    for (const k of keys) for await (const chunk of await ctx.store.getStream(k)) await out.write(chunk as Buffer);
+  } finally {
+    await out.close();
+  }
+}
+
+/**
+ * The recorded range as local input files for the VOD pipeline, per track: each encoder run (its init segment and
+ * its segments) is one fragmented MP4; several runs (the input dropped and came back) are joined by an ffconcat list,
+ * decoded one after the other (their init segments may differ: the slate is encoded at the rung's size).
+ */
+async function localInput(ctx: PlatformContext, tenantId: string, recordingId: string, dir: string) {
+  const rows = await recordedSegments(ctx, recordingId);
+  const prefix = mediaPrefix(tenantId, recordingId);
+  const tracks = [...new Set(rows.map((s) => s.track))];
+  const audio = tracks.find((t) => t === 'audio');
+  // The tallest rendition (`720p` before `360p`) is the source of the transcode.
+  const video = tracks.filter((t) => t !== 'audio').sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
+  const files: Record<string, string> = {};
+  for (const track of [video, audio].filter((t): t is string => !!t)) {
+    const segs = rows.filter((s) => s.track === track).sort((a, b) => a.startMs - b.startMs);
+    const runs: (typeof segs)[] = [];
+    for (const s of segs) {
+      const last = runs.at(-1);
+      if (last && last[0]!.run === s.run) last.push(s);
+      else runs.push([s]);
+    }
+    const parts: string[] = [];
+    for (const [i, run] of runs.entries()) {
+      const name = `${track}-${i}.mp4`;
+      await concatObjects(
+        ctx,
+        [run[0]!.initKey, ...run.map((s) => s.key)].map((k) => prefix + k),
+        join(dir, name),
+      );
+      parts.push(name);
+    }
+    if (parts.length === 1) files[track] = join(dir, parts[0]!);
+    else {
+      const list = join(dir, `${track}.ffconcat`);
+      await writeFile(list, `ffconcat version 1.0\n${parts.map((p) => `file ${p}`).join('\n')}\n`);
+      files[track] = list;
+    }
+  }
+  const durationMs = Math.max(0, ...tracks.map((t) => rows.filter((s) => s.track === t).reduce((a, s) => a + s.durationMs, 0)));
+  return { video: video && files[video], audio: audio && files[audio], durationMs };
+}
+
+async function placeOverlays(ctx: PlatformContext, overlays: Overlay[], dir: string): Promise<PlacedOverlay[]> {
+  return Promise.all(
+    overlays.map(async (o, i) => {
+      const url = o.input?.url;
+      if (!url) throw new PermanentError(`Overlay ${i + 1}: only URL inputs are supported for recordings`);
+      const path = join(dir, `overlay-${i + 1}`);
+      await downloadToFile(url, path, {
+        allowPrivate: ctx.config.fetchAllowPrivate,
+        setting: 'MEDIAPLANE_FETCH_ALLOW_PRIVATE=true',
+        maxBytes: OVERLAY_MAX_BYTES,
+        timeoutMs: 30_000,
+      }).catch((e: Error) => {
+        throw new PermanentError(`The picture of overlay ${i + 1} could not be fetched from ${url}: ${e.message}`);
+      });
+      return { ...o, source: path };
+    }),
+  );
+}
+
+async function fail(ctx: PlatformContext, j: OutputJob, message: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const rows = await tx.update(recorderOutputs).set({ status: 'Error', errorMessage: message }).where(outputWhere(j)).returning({ id: recorderOutputs.id });
+    if (rows.length) await recordRecorderEvent(tx, j.tenantId, 'recorder.output.failed', { id: j.outputId, recordingId: j.recordingId, errorMessage: message });
+  });
+}
+
+/** Transcodes a recorded range with the output's preset through the VOD pipeline, and publishes the result. */
+export async function runOutput(ctx: PlatformContext, j: OutputJob): Promise<void> {
+  const claimed = await ctx.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(recorderOutputs)
+      .set({ status: 'Processing', attempts: sql`${recorderOutputs.attempts} + 1` })
+      .where(and(outputWhere(j), inArray(recorderOutputs.status, ['Queued', 'Processing'])))
+      .returning();
+    if (rows.length) await recordRecorderEvent(tx, j.tenantId, 'recorder.output.processing', { id: j.outputId, recordingId: j.recordingId });
+    return rows[0];
+  });
+  if (!claimed) return;
+  const dir = join(ctx.config.dataDir, 'work', 'recorder', j.recordingId, j.outputId);
+  try {
+    const [rec] = await ctx.db.select().from(recorderRecordings).where(eq(recorderRecordings.id, j.recordingId));
+    const preset = presetById(claimed.preset);
+    if (!rec || !preset) throw new PermanentError(!rec ? 'The recording was deleted' : `Preset ${claimed.preset} no longer exists`);
+    if (rec.catchupExpired) throw new PermanentError('The recorded media expired before this output was made');
+    await rm(dir, { recursive: true, force: true });
+    const inputDir = join(dir, 'input');
+    const outDir = join(dir, 'out');
+    await mkdir(inputDir, { recursive: true });
+    const input = await localInput(ctx, j.tenantId, j.recordingId, inputDir);
+    const main = input.video ?? input.audio;
+    if (!main) throw new PermanentError('The recording holds no media');
+    const tracks: SourceTrack[] = [];
+    if (input.video) tracks.push({ type: 'Video', index: 0 });
+    if (input.audio) tracks.push({ type: 'Audio', index: 0, ...(input.video ? { input: input.audio } : {}) });
+    let lastWrite = 0;
+    const result = await transcode({
+      input: main,
+      durationMs: input.durationMs,
+      tracks,
+      preset,
+      overlays: await placeOverlays(ctx, claimed.overlays, inputDir),
+      outDir,
+      onProgress: (p) => {
+        if (Date.now() - lastWrite < PROGRESS_WRITE_MS || p >= 100) return;
+        lastWrite = Date.now();
+        void ctx.db
+          .update(recorderOutputs)
+          .set({ progressPercent: Math.min(99, Math.floor(p)) })
+          .where(and(outputWhere(j), eq(recorderOutputs.status, 'Processing')))
+          .catch(() => {});
+      },
+    }).catch((e: Error) => {
+      throw new PermanentError(e.message);
+    });
+    const prefix = outputPrefix(j.tenantId, j.recordingId, j.outputId);
+    await ctx.store.deletePrefix(prefix);
+    for (const f of await listFiles(outDir)) await ctx.store.putFile(prefix + f.path, f.absolutePath, f.contentType);
+    const endpoints: EndpointRow[] = result.endpoints.map((e) => ({
+      id: `${j.outputId}-${e.format.toLowerCase()}${e.rendition ? `-${e.rendition}` : ''}`,
+      accessType: 'Http',
+      format: e.format,
+      url: recordingUrl(ctx.config.publicUrl.origin, j.tenantId, j.recordingId, `outputs/${j.outputId}`, e.manifest),
+      preset: preset.id,
+      protection: 'None',
+      durationMilliseconds: e.durationMilliseconds,
+      size: e.size,
+      manifest: e.manifest,
+      hasVerticalOrientation: e.hasVerticalOrientation,
+    }));
+    const finished = await ctx.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(recorderOutputs)
+        .set({ status: 'Available', progressPercent: 100, endpoints, completionDate: new Date(), errorMessage: null })
+        .where(and(outputWhere(j), eq(recorderOutputs.status, 'Processing')))
+        .returning({ id: recorderOutputs.id });
+      if (rows.length)
+        await recordRecorderEvent(tx, j.tenantId, 'recorder.output.available', { id: j.outputId, recordingId: j.recordingId, preset: preset.id });
+      return rows.length > 0;
+    });
+    if (!finished) await ctx.store.deletePrefix(prefix);
+  } catch (e) {
+    if (e instanceof PermanentError) return fail(ctx, j, e.message);
+    throw e;
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,184 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import * as lease from '../../db/lease.ts';
+import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { channelMaster, channelRunning, masterTracks, RANGE_SETTLE_MS, rangeEnded, rangeSegments, type TimelineSegment } from '../live/timeline.ts';
+import { copyObject, eachLimited } from './copy.ts';
+import { outputJob } from './jobs.ts';
+import { MASTER, type RecordingRow } from './present.ts';
+import { recordRecorderEvent } from './service.ts';
+import { mediaPrefix } from './storageKeys.ts';
+import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
+
+/** One recording's copy is claimed by one worker at a time; a claim not renewed for this long is taken over. */
+export const RECORD_LEASE_MS = 30_000;
+export const RECORD_LEASE = { owner: recorderRecordings.leaseOwner, until: recorderRecordings.leaseUntil };
+const COPY_CONCURRENCY = 8;
+/** An open range whose channel stopped ends once nothing new came for this long (its last segments are flushed). */
+const OPEN_RANGE_QUIET_MS = 5000;
+
+type SegmentRow = typeof recorderSegments.$inferSelect;
+
+/** The recording's playlists, from what it has copied: `EVENT` (appended to) until recorded, then with the end tag. */
+export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, prefix: string, tracks: string[], o: { type: 'EVENT' | 'VOD'; ended: boolean }) {
+  const rows = await recordedSegments(ctx, rec.id);
+  for (const track of tracks) {
+    const segs = rows.filter((s) => s.track === track);
+    const body = rangeMediaPlaylist(
+      segs.map((s) => ({ uri: s.key, initUri: s.initKey, startMs: s.startMs, durationMs: s.durationMs, run: s.run })),
+      { ...o, segmentSeconds: ctx.config.live.segmentSeconds },
+    );
+    await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
+  }
+}
+
+export const recordedSegments = (ctx: PlatformContext, recordingId: string): Promise<SegmentRow[]> =>
+  ctx.db
+    .select()
+    .from(recorderSegments)
+    .where(eq(recorderSegments.recordingId, recordingId))
+    .orderBy(asc(recorderSegments.track), asc(recorderSegments.startMs));
+
+/** The tracks of a recording: the variants of the master playlist copied with its first segments. */
+async function recordedTracks(ctx: PlatformContext, rec: RecordingRow): Promise<string[]> {
+  const rows = await ctx.db.selectDistinct({ track: recorderSegments.track }).from(recorderSegments).where(eq(recorderSegments.recordingId, rec.id));
+  return rows.map((r) => r.track);
+}
+
+/**
+ * Copies what the channel's timeline has of the range since the last pass (segments, their init segments, the master
+ * playlist), rewrites the recording's playlists, and finishes the recording once its range is over. Run by the worker
+ * that holds the recording's lease.
+ */
+export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner: string): Promise<void> {
+  const held = and(eq(recorderRecordings.id, rec.id), lease.heldBy(RECORD_LEASE, owner));
+  const now = Date.now();
+  const startMs = rec.start.getTime();
+  const endMs = rec.end?.getTime();
+  if (rec.status === 'Live' && endMs !== undefined && now >= endMs) {
+    await ctx.db.transaction(async (tx) => {
+      const moved = await tx
+        .update(recorderRecordings)
+        .set({ status: 'Processing', lastModificationDate: new Date() })
+        .where(held)
+        .returning({ id: recorderRecordings.id });
+      if (moved.length) await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.processing', { id: rec.id });
+    });
+  }
+  const timeline = await rangeSegments(ctx, rec.tenantId, rec.channelId, startMs, endMs);
+  const fresh = timeline.filter((s) => s.sequence > (rec.copied[s.track] ?? -1));
+  const prefix = mediaPrefix(rec.tenantId, rec.id);
+  let tracks = await recordedTracks(ctx, rec);
+  if (fresh.length > 0) {
+    const master = await channelMaster(ctx, rec.tenantId, rec.channelId);
+    if (master) {
+      // The channel's master names its variants relatively: the copy's playlists have the same names.
+      if (tracks.length === 0) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
+      tracks = masterTracks(master);
+    }
+    const channelPrefix = `tenants/${rec.tenantId}/live/${rec.channelId}/`;
+    const inits = [...new Set(fresh.map((s) => s.initKey))];
+    await eachLimited(inits, COPY_CONCURRENCY, async (k) => {
+      if (!(await ctx.store.head(prefix + k))) await copyObject(ctx, channelPrefix + k, prefix + k);
+    });
+    const sizes = new Map<TimelineSegment, number>();
+    const copied: TimelineSegment[] = [];
+    await eachLimited(fresh, COPY_CONCURRENCY, async (s) => {
+      try {
+        sizes.set(s, await copyObject(ctx, channelPrefix + s.key, prefix + s.key));
+        copied.push(s);
+      } catch (err) {
+        // Gone past the channel's retention meanwhile: the recording has a gap rather than no end.
+        ctx.log.warn({ err, recordingId: rec.id, key: s.key }, 'a segment of a recording could not be copied');
+      }
+    });
+    const watermark = { ...rec.copied };
+    for (const s of fresh) watermark[s.track] = Math.max(watermark[s.track] ?? -1, s.sequence);
+    await ctx.db.transaction(async (tx) => {
+      if (copied.length)
+        await tx
+          .insert(recorderSegments)
+          .values(
+            copied.map((s) => ({
+              recordingId: rec.id,
+              track: s.track,
+              sequence: s.sequence,
+              key: s.key,
+              initKey: s.initKey,
+              startMs: s.startMs,
+              durationMs: s.durationMs,
+              run: s.run,
+              size: sizes.get(s) ?? 0,
+            })),
+          )
+          .onConflictDoNothing();
+      await tx.update(recorderRecordings).set({ copied: watermark, recordedAt: new Date() }).where(held);
+    });
+    rec.copied = watermark;
+    rec.recordedAt = new Date();
+  }
+  const over =
+    endMs !== undefined
+      ? (tracks.length ? tracks : [undefined]).every((t) => rangeEnded(t ? timeline.filter((s) => s.track === t) : timeline, endMs, now)) ||
+        // A channel that is not running adds nothing more: a range that ended is over.
+        (now >= endMs && !(await channelRunning(ctx, rec.tenantId, rec.channelId)))
+      : // An open range ends once its channel stopped (nothing new for a few seconds after something was recorded).
+        rec.recordedAt !== null &&
+        fresh.length === 0 &&
+        (now - rec.recordedAt.getTime() > RANGE_SETTLE_MS ||
+          (now - rec.recordedAt.getTime() > OPEN_RANGE_QUIET_MS && !(await channelRunning(ctx, rec.tenantId, rec.channelId))));
+  if (fresh.length > 0 || over) await writePlaylists(ctx, rec, prefix, tracks, { type: 'EVENT', ended: over });
+  if (over) await finish(ctx, rec, owner, tracks);
+}
+
+/** The range is over: Available with what was recorded (outputs queued, archive scheduled), or Error if nothing was. */
+async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tracks: string[]): Promise<void> {
+  const rows = await recordedSegments(ctx, rec.id);
+  const held = and(eq(recorderRecordings.id, rec.id), lease.heldBy(RECORD_LEASE, owner));
+  await ctx.db.transaction(async (tx) => {
+    if (rows.length === 0) {
+      const retention = ctx.config.live.retentionSeconds;
+      const lost = rec.start.getTime() < Date.now() - retention * 1000;
+      const errorMessage = lost
+        ? `Nothing was recorded: the channel has no output for the range: it was off, or the range is older than the channel's retention window (the last ${retention} s)`
+        : 'Nothing was recorded: the channel produced no output during the range (it was off)';
+      const done = await tx
+        .update(recorderRecordings)
+        .set({ status: 'Error', errorMessage, ...lease.release(), lastModificationDate: new Date() })
+        .where(held)
+        .returning({ id: recorderRecordings.id });
+      if (!done.length) return;
+      await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.failed', { id: rec.id, errorMessage });
+      const failed = await tx
+        .update(recorderOutputs)
+        .set({ status: 'Error', errorMessage })
+        .where(eq(recorderOutputs.recordingId, rec.id))
+        .returning({ id: recorderOutputs.id });
+      for (const o of failed) await recordRecorderEvent(tx, rec.tenantId, 'recorder.output.failed', { id: o.id, recordingId: rec.id, errorMessage });
+      return;
+    }
+    // The duration is the longest track's: the sum of its segments' durations.
+    const durationMilliseconds = Math.max(
+      ...(tracks.length ? tracks : [rows[0]!.track]).map((t) => rows.filter((s) => s.track === t).reduce((a, s) => a + s.durationMs, 0)),
+    );
+    const end = rec.end ?? new Date(Math.max(...rows.map((s) => s.startMs + s.durationMs)));
+    const archive = { ...rec.archive };
+    if (archive.enabled) {
+      archive.status = 'Pending';
+      archive.dueAt = new Date(end.getTime() + archive.delaySeconds * 1000).toISOString();
+    }
+    const done = await tx
+      .update(recorderRecordings)
+      .set({ status: 'Available', errorMessage: null, durationMilliseconds, archive, ...lease.release(), lastModificationDate: new Date() })
+      .where(held)
+      .returning({ id: recorderRecordings.id });
+    if (!done.length) return;
+    await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.available', { id: rec.id, durationMilliseconds });
+    const queued = await tx
+      .update(recorderOutputs)
+      .set({ status: 'Queued' })
+      .where(and(eq(recorderOutputs.recordingId, rec.id), inArray(recorderOutputs.status, ['Pending'])))
+      .returning({ id: recorderOutputs.id });
+    for (const o of queued) await ctx.jobs.send(outputJob, { tenantId: rec.tenantId, recordingId: rec.id, outputId: o.id }, { tx });
+  });
+}

@@ -1,0 +1,154 @@
+import { hostname } from 'node:os';
+import { and, eq, inArray, isNotNull, lt, lte, sql } from 'drizzle-orm';
+import type { PlatformContext, WorkerStarter } from '../../context.ts';
+import * as lease from '../../db/lease.ts';
+import { startPeriodic } from '../../platform/periodic.ts';
+import { failArchive, runArchive } from './archive.ts';
+import { archiveJob, outputJob } from './jobs.ts';
+import { runOutput } from './outputs.ts';
+import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
+import { deleteRecording, recordRecorderEvent } from './service.ts';
+import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
+import { recorderOutputs, recorderRecordings } from './tables.ts';
+
+/** How often the Recorder looks at its schedule: a running recording's copy is at most this far behind the channel. */
+const PASS_MS = 1000;
+/** Expirations are looked for this often. */
+const EXPIRY_MS = 10_000;
+const OWNER = `recorder@${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+
+const r = recorderRecordings;
+
+/** Pending recordings whose start has come: `Live` while the range runs, `Processing` when it is already over. */
+async function begin(ctx: PlatformContext): Promise<void> {
+  const due = await ctx.db
+    .select({ id: r.id, tenantId: r.tenantId, end: r.end })
+    .from(r)
+    .where(and(eq(r.status, 'Pending'), lte(r.start, new Date())))
+    .limit(100);
+  for (const d of due) {
+    const status = d.end && d.end.getTime() <= Date.now() ? 'Processing' : 'Live';
+    await ctx.db.transaction(async (tx) => {
+      const moved = await tx
+        .update(r)
+        .set({ status, lastModificationDate: new Date() })
+        .where(and(eq(r.id, d.id), eq(r.status, 'Pending')))
+        .returning({ id: r.id });
+      if (moved.length)
+        await recordRecorderEvent(tx, d.tenantId, status === 'Live' ? 'recorder.recording.live' : 'recorder.recording.processing', { id: d.id });
+    });
+  }
+}
+
+/** Claims the recordings being recorded that no live worker holds, and copies what is new of each. */
+async function record(ctx: PlatformContext): Promise<void> {
+  const mine = await ctx.db
+    .update(r)
+    .set(lease.take(OWNER, RECORD_LEASE_MS))
+    .where(and(inArray(r.status, ['Live', 'Processing']), lease.claimable(RECORD_LEASE, OWNER)))
+    .returning();
+  await Promise.all(
+    mine.map((rec) =>
+      recordStep(ctx, rec, OWNER).catch((err) => ctx.log.warn({ err, recordingId: rec.id }, 'recording step failed; retried at the next pass')),
+    ),
+  );
+}
+
+/** Archives whose delay is over are queued (the status change and the job in one transaction). */
+async function queueArchives(ctx: PlatformContext): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const due = await tx
+      .update(r)
+      .set({ archive: sql`jsonb_set(${r.archive}, '{status}', '"Processing"')`, lastModificationDate: new Date() })
+      .where(and(eq(r.status, 'Available'), sql`${r.archive}->>'status' = 'Pending'`, sql`(${r.archive}->>'dueAt')::timestamptz <= now()`))
+      .returning({ id: r.id, tenantId: r.tenantId });
+    for (const d of due) {
+      await recordRecorderEvent(tx, d.tenantId, 'recorder.archive.processing', { id: d.id });
+      await ctx.jobs.send(archiveJob, { tenantId: d.tenantId, recordingId: d.id }, { tx });
+    }
+  });
+}
+
+/** Recordings, archives, recorded copies (catch-up) and outputs past their expiration are removed with their files. */
+async function expire(ctx: PlatformContext): Promise<void> {
+  const now = new Date();
+  const gone = await ctx.db
+    .select({ id: r.id, tenantId: r.tenantId })
+    .from(r)
+    .where(and(isNotNull(r.expirationDate), lt(r.expirationDate, now)))
+    .limit(100);
+  for (const g of gone) await deleteRecording(ctx, g.tenantId, g.id, 'expired').catch(() => {});
+
+  const archives = await ctx.db
+    .select({ id: r.id, tenantId: r.tenantId })
+    .from(r)
+    .where(and(sql`${r.archive}->>'status' = 'Available'`, sql`(${r.archive}->>'expirationDate')::timestamptz < now()`))
+    .limit(100);
+  for (const a of archives) {
+    await ctx.db.transaction(async (tx) => {
+      await tx
+        .update(r)
+        .set({ archive: sql`jsonb_set(${r.archive}, '{status}', '"Finished"')`, lastModificationDate: new Date() })
+        .where(eq(r.id, a.id));
+      await recordRecorderEvent(tx, a.tenantId, 'recorder.archive.deleted', { id: a.id, reason: 'expired' });
+    });
+    await ctx.store.deletePrefix(archivePrefix(a.tenantId, a.id));
+  }
+
+  const copies = await ctx.db
+    .select({ id: r.id, tenantId: r.tenantId })
+    .from(r)
+    .where(and(eq(r.catchupExpired, false), inArray(r.status, ['Available', 'Error']), lt(r.catchupExpirationTime, now)))
+    .limit(100);
+  for (const c of copies) {
+    await ctx.db.transaction(async (tx) => {
+      await tx.update(r).set({ catchupExpired: true, lastModificationDate: new Date() }).where(eq(r.id, c.id));
+      await recordRecorderEvent(tx, c.tenantId, 'recorder.catchup.expired', { id: c.id });
+    });
+    await ctx.store.deletePrefix(mediaPrefix(c.tenantId, c.id));
+  }
+
+  const outputs = await ctx.db
+    .delete(recorderOutputs)
+    .where(and(isNotNull(recorderOutputs.expirationDate), lt(recorderOutputs.expirationDate, now)))
+    .returning({ id: recorderOutputs.id, recordingId: recorderOutputs.recordingId, tenantId: recorderOutputs.tenantId });
+  for (const o of outputs) {
+    await ctx.db.transaction((tx) =>
+      recordRecorderEvent(tx, o.tenantId, 'recorder.output.deleted', { id: o.id, recordingId: o.recordingId, reason: 'expired' }),
+    );
+    await ctx.store.deletePrefix(outputPrefix(o.tenantId, o.recordingId, o.id));
+  }
+}
+
+/**
+ * The Recorder's schedule lives in its rows: one periodic pass starts recordings whose time has come, copies running
+ * ones, queues archives whose delay is over and removes what expired. A restart changes nothing: a dead worker's
+ * recording is claimed again once its lease runs out.
+ */
+export const startRecorderWorkers: WorkerStarter = async (ctx) => {
+  await ctx.jobs.work(archiveJob, async (j, meta) => {
+    try {
+      await runArchive(ctx, j);
+    } catch (err) {
+      if (meta.retryCount >= 3) await failArchive(ctx, j, 'The archive could not be copied');
+      throw err;
+    }
+  });
+  await ctx.jobs.work(outputJob, (j) => runOutput(ctx, j), { concurrency: ctx.config.transcodeConcurrency });
+  let lastExpiry = 0;
+  const pass = startPeriodic(
+    'recorder',
+    PASS_MS,
+    async () => {
+      await begin(ctx);
+      await record(ctx);
+      await queueArchives(ctx);
+      if (Date.now() - lastExpiry >= EXPIRY_MS) {
+        lastExpiry = Date.now();
+        await expire(ctx);
+      }
+    },
+    ctx.log,
+  );
+  return () => pass.stop();
+};

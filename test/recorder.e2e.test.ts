@@ -1,0 +1,177 @@
+import { createServer } from 'node:net';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runFfprobe } from '../src/media/ffmpeg.ts';
+import { rangeSegments } from '../src/modules/live/timeline.ts';
+import { recorderRecordings } from '../src/modules/recorder/tables.ts';
+import { pushRtmp } from './helpers/live.ts';
+import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { until } from './helpers/until.ts';
+
+/**
+ * Recordings of a real channel (ffmpeg pushing RTMP): a range that is running, one in the future and one in the past
+ * each play as a catch-up stream of the range's length; the archive plays after the channel's own segments are gone;
+ * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
+ */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
+const SEGMENT_S = 1;
+
+describeEachDb('Recorder end to end', (kind) => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let encoder: ReturnType<typeof pushRtmp> | undefined;
+
+  beforeAll(async () => {
+    p = await startPlatform(kind, {
+      MEDIAPLANE_RTMP_HOST: '127.0.0.1',
+      MEDIAPLANE_RTMP_PORT: String(await freePort()),
+      MEDIAPLANE_LIVE_POLL_MS: '200',
+      MEDIAPLANE_LIVE_SEGMENT_SECONDS: String(SEGMENT_S),
+      MEDIAPLANE_LIVE_RETENTION_SECONDS: '16',
+    });
+    t = await p.createTenant();
+  });
+  afterAll(async () => {
+    await encoder?.stop();
+    await p?.stop();
+  });
+
+  it('records running, future and past ranges, archives, transcodes and expires them', async () => {
+    const channel = await t.json('POST', '/live/v1/channels', {
+      name: 'recorded',
+      input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+      qualities: [{ resolution: '144p', frameRate: 15 }],
+    });
+    const channelId = channel.body.id as string;
+    // A channel that never runs: what is recorded of it is an error that says so.
+    const off = (await t.json('POST', '/live/v1/channels', { name: 'off', input: { inputLoss: { type: 'COLOR', color: '#000000' } } })).body.id as string;
+    expect((await t.call('POST', `/live/v1/channels/${channelId}/start`)).status).toBe(200);
+    const configuration = async () => (await t.json('GET', `/live/v1/channels/${channelId}/configuration`)).body;
+    await until(configuration, (c) => c.status.value === 'On', { timeoutMs: 60_000, everyMs: 200 });
+    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90', rate: 15 });
+    await until(
+      async () => (await t.json('GET', `/live/v1/channels/${channelId}`)).body.internalStatus,
+      (s) => s === 'InputConnected',
+      {
+        timeoutMs: 60_000,
+        everyMs: 200,
+      },
+    );
+
+    const t0 = Date.now() + 500;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const create = async (body: object) => {
+      const res = await t.json('POST', '/cvr/v1/recordings', body);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.id as string;
+    };
+    const source = (start: number, end: number, id = channelId) => ({
+      type: 'LiveChannel',
+      liveChannelDetails: { channelId: id, start: at(start), end: at(end) },
+    });
+    const running = await create({
+      source: source(0, 6),
+      catchup: { enabled: true },
+      archive: { enabled: true, delaySeconds: 0 },
+      output: { preset: 'mp4-h264-download' },
+      title: 'running',
+    });
+    const future = await create({ source: source(8, 12), catchup: { enabled: true }, title: 'future' });
+    expect((await t.json('GET', `/cvr/v1/recordings/${future}`)).body.status).toBe('Pending');
+    const failed = await create({ source: { liveChannelDetails: { channelId: off, start: at(-6), end: at(-2) } } });
+
+    const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
+    await until(
+      () => get(running),
+      (r) => r.status === 'Live',
+      { timeoutMs: 30_000, everyMs: 200, what: 'the running recording goes Live' },
+    );
+    // While it runs, its catch-up address already plays (a growing EVENT playlist).
+    const live = await get(running);
+    expect(live.catchup.endpoints[0]).toMatchObject({ format: 'HLS', accessType: 'Http' });
+
+    const available = (id: string) =>
+      until(
+        () => get(id),
+        (r) => r.status === 'Available' || r.status === 'Error',
+        { timeoutMs: 60_000, everyMs: 300 },
+      );
+    const rec = await available(running);
+    expect(rec.status).toBe('Available');
+    // The past range, recorded at once from the channel's retained segments.
+    const past = await create({ source: source(1, 5), catchup: { enabled: true }, expirationDate: new Date(Date.now() + 15_000).toISOString() });
+    const [pastRec, futureRec] = await Promise.all([available(past), available(future)]);
+    for (const [r, seconds] of [
+      [rec, 6],
+      [pastRec, 4],
+      [futureRec, 4],
+    ] as const) {
+      expect(r.status).toBe('Available');
+      // Every segment that overlaps the range: at most one segment more at each end.
+      const played = await duration(r.catchup.endpoints[0].url);
+      expect(played).toBeGreaterThanOrEqual(seconds - 0.2);
+      expect(played).toBeLessThanOrEqual(seconds + 2 * SEGMENT_S + 0.2);
+      expect(Math.abs(r.durationMilliseconds / 1000 - played)).toBeLessThan(0.5);
+    }
+    const failedRec = await until(
+      () => get(failed),
+      (r) => r.status === 'Error',
+      { timeoutMs: 30_000, everyMs: 300 },
+    );
+    expect(failedRec.errorMessage).toMatch(/channel produced no output during the range/);
+
+    // The MP4 output: the range's duration.
+    const withOutput = await until(
+      () => get(running),
+      (r) => ['Available', 'Error'].includes(r.outputs[0]?.status),
+      { timeoutMs: 90_000, everyMs: 500 },
+    );
+    expect(withOutput.outputs[0].status, withOutput.outputs[0].errorMessage).toBe('Available');
+    const mp4 = withOutput.outputs[0].endpoints.find((e: any) => e.format === 'MP4');
+    expect(Math.abs((await duration(mp4.url)) - rec.durationMilliseconds / 1000)).toBeLessThan(0.5);
+    expect((await t.json('GET', `/cvr/v1/recordings/${running}/outputs/${withOutput.outputs[0].id}/progress`)).body).toEqual({ progressPercent: 100 });
+
+    // The archive plays after the channel's own segments of the range are gone (retention 16 s).
+    const archived = await until(
+      () => get(running),
+      (r) => r.archive.status === 'Available',
+      { timeoutMs: 30_000, everyMs: 300 },
+    );
+    expect(archived.archive.archivisationCompletedDate).toBeTruthy();
+    await until(
+      () => rangeSegments(p.ctx, t.id, channelId, t0, t0 + 6000),
+      (s) => s.length === 0,
+      { timeoutMs: 60_000, everyMs: 500, what: "the channel's segments of the range are pruned" },
+    );
+    const archivedSeconds = await duration(archived.archive.endpoints[0].url);
+    expect(Math.abs(archivedSeconds - rec.durationMilliseconds / 1000)).toBeLessThan(0.5);
+
+    // The past recording expired: gone, with its files.
+    await until(
+      async () => (await t.call('GET', `/cvr/v1/recordings/${past}`)).status,
+      (s) => s === 404,
+      { timeoutMs: 30_000, everyMs: 500 },
+    );
+    expect(await p.ctx.store.head(`tenants/${t.id}/recordings/${past}/media/master.m3u8`)).toBeUndefined();
+
+    // The catch-up address stops at its expiration time (made due here rather than in 14 days).
+    const catchupUrl = futureRec.catchup.endpoints[0].url as string;
+    expect((await fetch(catchupUrl)).status).toBe(200);
+    await p.ctx.db
+      .update(recorderRecordings)
+      .set({ catchupExpirationTime: new Date(Date.now() - 1000) })
+      .where(eq(recorderRecordings.id, future));
+    expect((await fetch(catchupUrl)).status).toBe(404);
+    expect((await get(future)).catchup.endpoints).toEqual([]);
+    await encoder.stop();
+  });
+});
