@@ -64,11 +64,10 @@ describeEachDb('webhook delivery', (kind) => {
     const before = Date.now();
     const keyId = await createKey(t, 'ci key');
     expect((await t.call('DELETE', `/core/v1/api-key/${keyId}`)).status).toBe(204);
-    await r.waitFor((all) => all.length >= 2);
-
-    const [created, deleted] = r.received;
-    expect(created.json.type).toBe('core.apikey.created');
-    expect(deleted.json.type).toBe('core.apikey.deleted');
+    // Delivery is at least once: under load a receiver's late answer counts as a timeout and the event comes again.
+    await r.waitFor(() => r.ofType('core.apikey.deleted').length >= 1);
+    const [created, deleted] = [r.ofType('core.apikey.created')[0], r.ofType('core.apikey.deleted')[0]];
+    expect(r.received.indexOf(created)).toBeLessThan(r.received.indexOf(deleted));
     for (const got of [created, deleted]) {
       expect(Object.keys(got.json).sort()).toEqual(['data', 'dataContentType', 'id', 'source', 'specVersion', 'time', 'type']);
       expect(got.json.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -195,23 +194,15 @@ describeEachDb('webhook delivery', (kind) => {
     expect(r.received.filter((x) => x.json.data.name === 'while unhealthy')).toHaveLength(0);
   });
 
-  it('keeps order per webhook, and a hanging receiver does not delay another tenant', async () => {
-    const slowTenant = await p.createTenant();
-    const slow = await receiver();
-    slow.behaviour = () => 'hang';
-    await subscribe(slowTenant, slow.url, ['core.apikey.created']);
-    await createKey(slowTenant);
-    await slow.waitFor((all) => all.length >= 1);
-
+  it('keeps order per webhook', async () => {
     const t = await p.createTenant();
     const r = await receiver();
     await subscribe(t, r.url, ['core.apikey.created']);
-    const started = Date.now();
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(await createKey(t, `key ${i}`));
-    await r.waitFor((all) => all.length >= 8, 5000);
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 3);
-    expect(r.received.map((x) => x.json.data.id)).toEqual(ids);
+    const arrived = () => [...new Set(r.received.map((x) => x.json.data.id))]; // at least once: a retry may repeat one
+    await r.waitFor(() => arrived().length >= 8);
+    expect(arrived()).toEqual(ids);
   });
 
   it('delivers to a subscription by the spec sample names under the emitted type', async () => {
@@ -361,5 +352,42 @@ describeEachDb('webhook delivery', (kind) => {
     } finally {
       child.kill();
     }
+  });
+});
+
+// A platform whose webhook timeout is far longer than the test: a receiver that never answers keeps its request open
+// for the whole test, so that the other tenant's deliveries arriving proves they did not wait behind it, without
+// measuring how long anything took.
+describeEachDb('webhook delivery beside a receiver that never answers', (kind) => {
+  let p: TestPlatform;
+  const receivers: WebhookReceiver[] = [];
+  beforeAll(async () => {
+    p = await startPlatform(kind, { ...ENV, MEDIAPLANE_WEBHOOK_TIMEOUT_MS: '600000' });
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await p.stop();
+  });
+
+  it('delivers every event of another tenant while the hanging request is still open', async () => {
+    const [slow, fast] = await Promise.all([WebhookReceiver.start(), WebhookReceiver.start()]);
+    receivers.push(slow, fast);
+    slow.behaviour = () => 'hang';
+    const slowTenant = await p.createTenant();
+    const t = await p.createTenant();
+    for (const [tenant, r] of [
+      [slowTenant, slow],
+      [t, fast],
+    ] as const) {
+      const { status } = await tenant.json('POST', '/notifications/v1/webhook', { name: 'hook', url: r.url, eventTypes: ['core.apikey.created'] });
+      expect(status).toBe(200);
+    }
+    await slowTenant.json('POST', '/core/v1/api-key', { name: 'k', roleType: 'Viewer' });
+    await slow.waitFor((all) => all.length === 1);
+
+    for (let i = 0; i < 8; i++) expect((await t.json('POST', '/core/v1/api-key', { name: `key ${i}`, roleType: 'Viewer' })).status).toBe(200);
+    await fast.waitFor((all) => all.length === 8, 60_000);
+    expect(slow.received).toHaveLength(1);
+    expect(slow.openRequests).toBe(1);
   });
 });

@@ -17,6 +17,8 @@ export type Behaviour = (req: Received, n: number) => { status: number; body?: s
 export class WebhookReceiver {
   readonly received: Received[] = [];
   behaviour: Behaviour = () => ({ status: 200, body: 'ok' });
+  /** Requests whose connection is still open (a hanging answer keeps it open until the sender gives up). */
+  openRequests = 0;
   private waiters: (() => void)[] = [];
 
   private constructor(
@@ -28,6 +30,8 @@ export class WebhookReceiver {
     // eslint-disable-next-line prefer-const -- assigned after the server that closes over it is made
     let self!: WebhookReceiver;
     const server = http.createServer((req, res) => {
+      self.openRequests++;
+      res.on('close', () => self.openRequests--);
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
