@@ -158,8 +158,8 @@ describeEachDb('Live events on a running channel', (kind) => {
     // Every segment that overlaps [start, end) is in it: at most one segment (1 s here) more at each end, and no hole.
     const seconds = (end.getTime() - start.getTime()) / 1000;
     expect(Number(probed.format.duration)).toBeCloseTo(listed, 1);
-    expect(listed).toBeGreaterThanOrEqual(seconds - 1);
-    expect(listed).toBeLessThanOrEqual(seconds + 2);
+    expect(listed, finished).toBeGreaterThanOrEqual(seconds - 1);
+    expect(listed, finished).toBeLessThanOrEqual(seconds + 2);
 
     const log = (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id))).filter(
       (e) => [eventId, channelId].includes((e.data as any).id) && !e.type.includes('input') && !e.type.endsWith('.created'),
