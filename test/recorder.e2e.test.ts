@@ -2,15 +2,16 @@ import { createServer } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
-import { rangeSegments } from '../src/modules/live/timeline.ts';
+import { rangeEndpoints, rangeSegments } from '../src/modules/live/timeline.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
- * Recordings of a real channel (ffmpeg pushing RTMP): a range that is running, one in the future and one in the past
- * each play as a catch-up stream of the range's length; the archive plays after the channel's own segments are gone;
+ * Recordings of a real channel (ffmpeg pushing RTMP): a range that is running (the encoder drops and reconnects in it:
+ * still one recording), one in the future and one in the past each play as a catch-up stream of the range's length;
+ * the channel's own range playlist plays the same range; the archive plays after the channel's own segments are gone;
  * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
  */
 async function freePort(): Promise<number> {
@@ -24,6 +25,8 @@ async function freePort(): Promise<number> {
 
 const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
 const SEGMENT_S = 1;
+/** The running range: long enough for the encoder to drop (5 s to notice) and reconnect within it. */
+const RUNNING_S = 16;
 
 describeEachDb('Recorder end to end', (kind) => {
   let p: TestPlatform;
@@ -57,15 +60,11 @@ describeEachDb('Recorder end to end', (kind) => {
     expect((await t.call('POST', `/live/v1/channels/${channelId}/start`)).status).toBe(200);
     const configuration = async () => (await t.json('GET', `/live/v1/channels/${channelId}/configuration`)).body;
     await until(configuration, (c) => c.status.value === 'On', { timeoutMs: 60_000, everyMs: 200 });
-    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90', rate: 15 });
-    await until(
-      async () => (await t.json('GET', `/live/v1/channels/${channelId}`)).body.internalStatus,
-      (s) => s === 'InputConnected',
-      {
-        timeoutMs: 60_000,
-        everyMs: 200,
-      },
-    );
+    const ingest = (await configuration()).input.transportPrimaryIngestUrl as string;
+    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+    const internalStatus = async () => (await t.json('GET', `/live/v1/channels/${channelId}`)).body.internalStatus;
+    await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
+    const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
 
     const t0 = Date.now() + 500;
     const at = (s: number) => new Date(t0 + s * 1000).toISOString();
@@ -79,17 +78,16 @@ describeEachDb('Recorder end to end', (kind) => {
       liveChannelDetails: { channelId: id, start: at(start), end: at(end) },
     });
     const running = await create({
-      source: source(0, 6),
+      source: source(0, RUNNING_S),
       catchup: { enabled: true },
       archive: { enabled: true, delaySeconds: 0 },
       output: { preset: 'mp4-h264-download' },
       title: 'running',
     });
-    const future = await create({ source: source(8, 12), catchup: { enabled: true }, title: 'future' });
-    expect((await t.json('GET', `/cvr/v1/recordings/${future}`)).body.status).toBe('Pending');
+    const future = await create({ source: source(RUNNING_S + 2, RUNNING_S + 6), catchup: { enabled: true }, title: 'future' });
+    expect((await get(future)).status).toBe('Pending');
     const failed = await create({ source: { liveChannelDetails: { channelId: off, start: at(-6), end: at(-2) } } });
 
-    const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
     await until(
       () => get(running),
       (r) => r.status === 'Live',
@@ -98,6 +96,11 @@ describeEachDb('Recorder end to end', (kind) => {
     // While it runs, its catch-up address already plays (a growing EVENT playlist).
     const live = await get(running);
     expect(live.catchup.endpoints[0]).toMatchObject({ format: 'HLS', accessType: 'Http' });
+    // The encoder drops and comes back during the range: the slate fills in, and the recording is one.
+    await encoder.stop();
+    await until(internalStatus, (s) => s === 'InputLost', { timeoutMs: 30_000, everyMs: 200 });
+    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+    await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 30_000, everyMs: 200 });
 
     const available = (id: string) =>
       until(
@@ -110,8 +113,17 @@ describeEachDb('Recorder end to end', (kind) => {
     // The past range, recorded at once from the channel's retained segments.
     const past = await create({ source: source(1, 5), catchup: { enabled: true }, expirationDate: new Date(Date.now() + 15_000).toISOString() });
     const [pastRec, futureRec] = await Promise.all([available(past), available(future)]);
+    // One recording across the reconnect: live, slate, live, with a discontinuity at each change.
+    const catchup = rec.catchup.endpoints[0].url as string;
+    const variant = await (await fetch(catchup.replace('master.m3u8', '144p.m3u8'))).text();
+    expect(variant.split('#EXT-X-DISCONTINUITY\n').length - 1).toBeGreaterThanOrEqual(2);
+    expect(variant).toContain('#EXT-X-ENDLIST');
+    // The channel's own range playlist (event catch-up) plays the same range.
+    const [range] = await rangeEndpoints(p.ctx, t.id, channelId, new Date(t0), new Date(t0 + RUNNING_S * 1000));
+    expect(Math.abs((await duration(range!.url)) - (await duration(catchup)))).toBeLessThan(0.5);
+    expect((await fetch(range!.url.replace(t.id, '0190b0a0-0000-7000-8000-0000000000ad'))).status).toBe(404);
     for (const [r, seconds] of [
-      [rec, 6],
+      [rec, RUNNING_S],
       [pastRec, 4],
       [futureRec, 4],
     ] as const) {
@@ -148,7 +160,7 @@ describeEachDb('Recorder end to end', (kind) => {
     );
     expect(archived.archive.archivisationCompletedDate).toBeTruthy();
     await until(
-      () => rangeSegments(p.ctx, t.id, channelId, t0, t0 + 6000),
+      () => rangeSegments(p.ctx, t.id, channelId, t0, t0 + RUNNING_S * 1000),
       (s) => s.length === 0,
       { timeoutMs: 60_000, everyMs: 500, what: "the channel's segments of the range are pruned" },
     );
@@ -173,5 +185,5 @@ describeEachDb('Recorder end to end', (kind) => {
     expect((await fetch(catchupUrl)).status).toBe(404);
     expect((await get(future)).catchup.endpoints).toEqual([]);
     await encoder.stop();
-  });
+  }, 300_000);
 });
