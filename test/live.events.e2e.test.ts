@@ -89,7 +89,7 @@ describeEachDb('Live events on a running channel', (kind) => {
     await until(
       async () => (await channel()).internalStatus,
       (s) => s === 'InputConnected',
-      { timeoutMs: 60_000, everyMs: 200, what: 'the encoder connected' },
+      { timeoutMs: 60_000, everyMs: 200, what: () => `the encoder connected (encoder: ${encoder?.stderr() || 'running'})` },
     );
     await until(
       async () => (await event()).status,
