@@ -155,12 +155,12 @@ describeEachDb('Live events on a running channel', (kind) => {
     );
     const listed = [...finished.matchAll(/^#EXTINF:([\d.]+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     const probed = JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', catchup]));
-    // It starts over from the event's start (its first segment holds `start`, within a segment) and holds no more than
-    // the segments overlapping [start, end). Its total is not asserted from below: on a CPU-starved machine the live
-    // encoder falls behind real time and the channel's timeline gets holes (docs/decisions/live.md, "Runs on one timeline").
+    // It holds no more than the segments overlapping [start, end), and plays. Its total is not asserted from below: on a
+    // CPU-starved machine the live encoder falls behind real time and the channel's timeline gets holes (seen here at
+    // load 20-30 on PGlite: 1-2 s of a 6 s event missing; docs/decisions/live.md, "Runs on one timeline").
     const seconds = (end.getTime() - start.getTime()) / 1000;
     const firstAt = Date.parse(/#EXT-X-PROGRAM-DATE-TIME:(\S+)/.exec(finished)![1]!);
-    expect(firstAt, finished).toBeLessThanOrEqual(start.getTime() + 1000);
+    expect(firstAt, finished).toBeGreaterThanOrEqual(start.getTime() - 1000);
     expect(Number(probed.format.duration)).toBeCloseTo(listed, 1);
     expect(listed, finished).toBeGreaterThan(0);
     expect(listed, finished).toBeLessThanOrEqual(seconds + 2);
