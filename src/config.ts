@@ -93,6 +93,8 @@ interface LiveConfig {
   partSeconds: number;
   /** Local scratch space for the encoders' output before it is published to the store. */
   workDir: string;
+  /** An `ensureChannel` event starts its channel this long before its `start` (docs/decisions/live.md, "Events"). */
+  eventLeadSeconds: number;
   /**
    * How long a channel's published segments stay in the store (its timeline, `src/modules/live/timeline.ts`): the
    * past a recording or an event's catch-up can still reach. Disk cost in docs/decisions/recorder.md.
@@ -244,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),
       partSeconds: positiveNumber('MEDIAPLANE_LIVE_PART_SECONDS', env.MEDIAPLANE_LIVE_PART_SECONDS, 0.333),
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
+      eventLeadSeconds: int('MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS', env.MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS, 30),
       retentionSeconds: positive('MEDIAPLANE_LIVE_RETENTION_SECONDS', env.MEDIAPLANE_LIVE_RETENTION_SECONDS, 3600),
     },
     ...overrides,

@@ -1,4 +1,7 @@
-/** The webhook event types of live channels: every status transition, and what the owner sees of the input. */
+/**
+ * The webhook event types of live channels (every status transition, and what the owner sees of the input) and of live
+ * events (created, updated, deleted, and each status the clock gives them: `live`, `finished`).
+ */
 export const LIVE_EVENT_TYPES = [
   'live.channel.created',
   'live.channel.updated',
@@ -12,6 +15,11 @@ export const LIVE_EVENT_TYPES = [
   'live.channel.input.lost',
   'live.channel.restream.failed',
   'live.channel.restream.recovered',
+  'live.event.created',
+  'live.event.updated',
+  'live.event.deleted',
+  'live.event.live',
+  'live.event.finished',
 ] as const;
 
 export type LiveEventType = (typeof LIVE_EVENT_TYPES)[number];

@@ -197,12 +197,15 @@ export async function deleteChannel(ctx: PlatformContext, tenantId: string, id: 
 
 /** `Off` or `Error` → `Starting`; a live process takes it and turns it `On` when its first segment is out. */
 export async function startChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const row = await channelRow(tx, tenantId, id, true);
-    if (row.status === 'Starting' || row.status === 'On') return;
-    if (row.status === 'Stopping') throw new ApiError(409, 'channel_stopping', `Channel ${id} is Stopping; start it again once it is Off`);
-    await setStatus(tx, row, 'Starting', 'live.channel.starting', { internalStatus: null });
-  });
+  await ctx.db.transaction((tx) => startChannelIn(tx, tenantId, id));
+}
+
+/** `startChannel` in the caller's transaction (the events scheduler starts a channel with the change that asks for it). */
+export async function startChannelIn(tx: Queryable, tenantId: string, id: string): Promise<void> {
+  const row = await channelRow(tx, tenantId, id, true);
+  if (row.status === 'Starting' || row.status === 'On') return;
+  if (row.status === 'Stopping') throw new ApiError(409, 'channel_stopping', `Channel ${id} is Stopping; start it again once it is Off`);
+  await setStatus(tx, row, 'Starting', 'live.channel.starting', { internalStatus: null });
 }
 
 /**
@@ -210,14 +213,17 @@ export async function startChannel(ctx: PlatformContext, tenantId: string, id: s
  * claimed it yet, or its owner died) is turned `Off` at once. Stopping an `Off` or `Stopping` channel changes nothing.
  */
 export async function stopChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const row = await channelRow(tx, tenantId, id, true);
-    if (row.status === 'Off' || row.status === 'Stopping') return;
-    if (row.status === 'Error') return void (await setStatus(tx, row, 'Off', 'live.channel.off', { internalStatus: null }));
-    await setStatus(tx, row, 'Stopping', 'live.channel.stopping');
-    const [{ held }] = await tx.select({ held: isHeld }).from(liveChannels).where(eq(liveChannels.id, id));
-    if (!held) await setStatus(tx, { ...row, status: 'Stopping' }, 'Off', 'live.channel.off', { internalStatus: null, ...release() });
-  });
+  await ctx.db.transaction((tx) => stopChannelIn(tx, tenantId, id));
+}
+
+/** `stopChannel` in the caller's transaction. */
+export async function stopChannelIn(tx: Queryable, tenantId: string, id: string): Promise<void> {
+  const row = await channelRow(tx, tenantId, id, true);
+  if (row.status === 'Off' || row.status === 'Stopping') return;
+  if (row.status === 'Error') return void (await setStatus(tx, row, 'Off', 'live.channel.off', { internalStatus: null }));
+  await setStatus(tx, row, 'Stopping', 'live.channel.stopping');
+  const [{ held }] = await tx.select({ held: isHeld }).from(liveChannels).where(eq(liveChannels.id, id));
+  if (!held) await setStatus(tx, { ...row, status: 'Stopping' }, 'Off', 'live.channel.off', { internalStatus: null, ...release() });
 }
 
 /** A status change and its event, in the caller's transaction. */
