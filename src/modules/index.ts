@@ -5,9 +5,10 @@ import { liveModule } from './live/manifest.ts';
 import { notificationsModule } from './notifications/manifest.ts';
 import { transcoderModule } from './transcoder/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
+import { watermarkingModule } from './watermarking/manifest.ts';
 
 /** Every module the platform runs. A new module is a folder with a `manifest.ts` and one line here. */
-export const MODULES: readonly PlatformModule[] = [adminModule, coreModule, transcoderModule, vodModule, liveModule, notificationsModule];
+export const MODULES: readonly PlatformModule[] = [adminModule, coreModule, transcoderModule, vodModule, liveModule, notificationsModule, watermarkingModule];
 
 /** The webhook event-type catalogue: every type some module records. */
 export const moduleEventTypes = (modules: readonly PlatformModule[] = MODULES): string[] => modules.flatMap((m) => m.eventTypes ?? []);
