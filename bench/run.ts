@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   upload: () => import('./upload.ts'),
   md5x4: () => import('./md5x4.ts'),
   live: () => import('./live.ts'),
+  watermark: () => import('./watermark.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);
