@@ -15,13 +15,13 @@ const { dir } = tempDir('mediaplane-watermark-');
  * (following each redirect to the viewer's variant), joined, then re-encoded smaller and at a low bitrate as a pirate
  * would before sharing it.
  */
-async function capture(t: TestTenant, playbackUrl: string, name: string, opts: { first?: number; width: number; height: number; kbps: number }) {
+async function capture(t: TestTenant, playbackUrl: string, name: string, opts: { first?: number; lost?: number; width: number; height: number; kbps: number }) {
   const media = new URL('media.m3u8', playbackUrl);
   const playlist = await (await t.fetch(media)).text();
   const uris = playlist.split('\n').filter((l) => l && !l.startsWith('#'));
   const paths: string[] = [];
   for (const [i, uri] of uris.entries()) {
-    if (i < (opts.first ?? 0)) continue;
+    if (i < (opts.first ?? 0) || i === opts.lost) continue;
     const res = await t.fetch(new URL(uri, media));
     expect(res.status).toBe(200);
     const path = join(dir, `${name}-${i}.ts`);
@@ -96,9 +96,9 @@ describeEachDb('Watermarking end to end', (kind) => {
     expect(ada.status).toBe(200);
     expect(bob.status).toBe(200);
     // Ada's whole playback upscaled to 640x360 at 250 kb/s; Bob's from the fourth segment on (he joined late, the
-    // first three are cut), at 320x180 and 120 kb/s.
+    // first three are cut) and without segment 17 (lost on the way), at 320x180 and 120 kb/s.
     const adaCapture = await capture(t, ada.body.playbackUrl, 'ada', { width: 640, height: 360, kbps: 250 });
-    const bobCapture = await capture(t, bob.body.playbackUrl, 'bob', { first: 3, width: 320, height: 180, kbps: 120 });
+    const bobCapture = await capture(t, bob.body.playbackUrl, 'bob', { first: 3, lost: 17, width: 320, height: 180, kbps: 120 });
     const [a, b] = await Promise.all([detect(t, adaCapture), detect(t, bobCapture)]);
     expect(a.file.detection).toMatchObject({
       status: 'Detected',

@@ -18,61 +18,128 @@ const BOUNDARY_MARGIN_S = 0.25;
 
 const frameCount = (grid: Buffer) => Math.floor(grid.length / GRID_CELLS);
 
-/** Each picture without its mean brightness, scaled to unit length: its shape, whatever the level or contrast. */
-function shapes(grid: Buffer): Float32Array[] {
+/** Each picture without its mean brightness (a level change is no content change). */
+function centred(grid: Buffer): Float32Array[] {
   return Array.from({ length: frameCount(grid) }, (_, f) => {
     const v = new Float32Array(GRID_CELLS);
     let mean = 0;
     for (let i = 0; i < GRID_CELLS; i++) mean += v[i] = grid[f * GRID_CELLS + i];
     mean /= GRID_CELLS;
-    let norm = 0;
-    for (let i = 0; i < GRID_CELLS; i++) norm += (v[i] -= mean) ** 2;
-    norm = Math.sqrt(norm) || 1;
-    for (let i = 0; i < GRID_CELLS; i++) v[i] /= norm;
+    for (let i = 0; i < GRID_CELLS; i++) v[i] -= mean;
     return v;
   });
+}
+
+/** Squared difference and correlation of two centred pictures. */
+function compare(a: Float32Array, b: Float32Array): { sq: number; corr: number } {
+  let sq = 0;
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let c = 0; c < GRID_CELLS; c++) {
+    const d = a[c] - b[c];
+    sq += d * d;
+    ab += a[c] * b[c];
+    aa += a[c] * a[c];
+    bb += b[c] * b[c];
+  }
+  return { sq: sq / GRID_CELLS, corr: ab / (Math.sqrt(aa * bb) || 1) };
 }
 
 export interface Alignment {
   /** Reference picture index = suspect picture index + offset. */
   offset: number;
-  /** Mean correlation of the overlapping pictures. */
+  /** Mean correlation of the overlapping pictures (1 = the same pictures). */
   match: number;
+  /** Mean squared difference per cell, in luma levels squared, at that offset. */
+  residual: number;
 }
 
 /**
- * Where the suspect lies on the asset's timeline (a capture may start late or lose a stretch at the start): the
- * offset at which the pictures' shapes correlate best, over an overlap of at least min(3 s, either length).
+ * The offset at which the stretch [from, to) of the suspect differs least from the reference. The smallest
+ * difference, not the best correlation, decides: a picture with a large static layout correlates with every moment
+ * of its scene, but only the right moment leaves nothing but the mark and the encoder's noise.
  */
-export function align(suspect: Buffer, reference: Buffer): Alignment | undefined {
-  const s = shapes(suspect);
-  const r = shapes(reference);
-  const minOverlap = Math.min(s.length, r.length, 3 * SAMPLE_FPS);
-  if (minOverlap < 2) return undefined;
+function bestOffset(s: Float32Array[], r: Float32Array[], from: number, to: number, candidates: Iterable<number>): Alignment | undefined {
   let best: Alignment | undefined;
-  for (let offset = minOverlap - s.length; offset <= r.length - minOverlap; offset++) {
-    let sum = 0;
+  const need = Math.max(1, Math.ceil((to - from) / 2));
+  for (const offset of candidates) {
+    let sq = 0;
+    let corr = 0;
     let n = 0;
-    for (let i = Math.max(0, -offset); i < s.length && i + offset < r.length; i++) {
-      const a = s[i];
-      const b = r[i + offset];
-      let dot = 0;
-      for (let c = 0; c < GRID_CELLS; c++) dot += a[c] * b[c];
-      sum += dot;
+    for (let i = Math.max(from, -offset); i < to && i + offset < r.length; i++) {
+      const c = compare(s[i], r[i + offset]);
+      sq += c.sq;
+      corr += c.corr;
       n++;
     }
-    const match = sum / n;
-    if (!best || match > best.match) best = { offset, match };
+    if (n < need) continue;
+    if (!best || sq / n < best.residual) best = { offset, match: corr / n, residual: sq / n };
   }
   return best;
 }
 
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+
 /**
- * One vote per segment of the asset: the mean, over the suspect's pictures inside that segment, of how much of the
- * A-minus-B difference they show (+1: exactly A, -1: exactly B, 0: unmarked); undefined for a segment the suspect
+ * Where the suspect lies on the asset's timeline (a capture may start late): the offset with the smallest
+ * difference over at least half of the suspect. `match` then says whether it is this asset at all.
+ */
+export function align(suspect: Buffer, reference: Buffer): Alignment | undefined {
+  const s = centred(suspect);
+  const r = centred(reference);
+  if (s.length < 2 || r.length < 2) return undefined;
+  return bestOffset(s, r, 0, s.length, range(-Math.floor(s.length / 2), r.length - Math.ceil(s.length / 2) + 1));
+}
+
+/** Pictures aligned together: a capture may lose a stretch anywhere (a skipped segment), so each piece finds its place. */
+const PIECE = 3 * SAMPLE_FPS;
+/** A piece keeps the previous piece's offset unless another one differs clearly less. */
+const KEEP_MARGIN = 1.25;
+/** A picture differing from its place this much more than the file's typical picture is a cut or a frozen picture. */
+const OUTLIER = 4;
+
+/**
+ * Where on the reference every suspect picture belongs (its reference index, or -1 when it matches nothing well
+ * enough). The suspect is placed piece by piece, each piece searching the whole reference and keeping the previous
+ * piece's offset unless another is clearly better, so that a cut in the middle of a capture shifts only what follows
+ * it. A picture that does not match its place (a frozen picture over a gap, a cut inside the piece) is left out
+ * rather than read against the wrong moment.
+ */
+export function placePictures(suspect: Buffer, reference: Buffer, whole: Alignment): Int32Array {
+  const s = centred(suspect);
+  const r = centred(reference);
+  const place = new Int32Array(s.length).fill(-1);
+  const squares: number[] = [];
+  let previous = whole.offset;
+  for (let from = 0; from < s.length; from += PIECE) {
+    const to = Math.min(s.length, from + PIECE);
+    const best = bestOffset(s, r, from, to, range(-from, r.length - from));
+    const kept = bestOffset(s, r, from, to, [previous]);
+    const chosen = kept && best && kept.residual <= best.residual * KEEP_MARGIN ? kept : best;
+    if (!chosen || chosen.match < MIN_CONTENT_MATCH) continue;
+    previous = chosen.offset;
+    for (let i = from; i < to; i++) {
+      const j = i + chosen.offset;
+      if (j < 0 || j >= r.length) continue;
+      const c = compare(s[i], r[j]);
+      if (c.corr < MIN_CONTENT_MATCH) continue;
+      place[i] = j;
+      squares[i] = c.sq;
+    }
+  }
+  const placed = squares.filter((x) => x !== undefined).sort((a, b) => a - b);
+  const typical = placed[Math.floor(placed.length / 2)] ?? 0;
+  for (let i = 0; i < s.length; i++) if (place[i] >= 0 && squares[i] > OUTLIER * typical + 1) place[i] = -1;
+  return place;
+}
+
+/**
+ * One vote per segment of the asset: the mean, over the suspect's pictures placed inside that segment, of how much of
+ * the A-minus-B difference they show (+1: exactly A, -1: exactly B, 0: unmarked); undefined for a segment the suspect
  * does not cover.
  */
-export function segmentVotes(suspect: Buffer, ref: MarkReference, offset: number): (number | undefined)[] {
+export function segmentVotes(suspect: Buffer, ref: MarkReference, place: Int32Array): (number | undefined)[] {
   const starts: number[] = [];
   let t = 0;
   for (const d of ref.segmentDurations) {
@@ -84,10 +151,9 @@ export function segmentVotes(suspect: Buffer, ref: MarkReference, offset: number
   for (const v of sig) energy += v * v;
   const sums = new Array<number>(starts.length).fill(0);
   const counts = new Array<number>(starts.length).fill(0);
-  const refFrames = frameCount(ref.reference);
-  for (let i = 0; i < frameCount(suspect); i++) {
-    const j = i + offset;
-    if (j < 0 || j >= refFrames) continue;
+  for (let i = 0; i < place.length; i++) {
+    const j = place[i];
+    if (j < 0) continue;
     const time = j / SAMPLE_FPS;
     let k = starts.length - 1;
     while (k > 0 && starts[k] > time) k--;
@@ -102,5 +168,5 @@ export function segmentVotes(suspect: Buffer, ref: MarkReference, offset: number
     sums[k] += dot / energy;
     counts[k]++;
   }
-  return sums.map((s, k) => (counts[k] ? s / counts[k] : undefined));
+  return sums.map((sum, k) => (counts[k] ? sum / counts[k] : undefined));
 }

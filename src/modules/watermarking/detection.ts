@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
 import { decodeVotes } from '../../media/watermark/code.ts';
-import { align, MIN_CONTENT_MATCH, segmentVotes, type Alignment } from '../../media/watermark/detect.ts';
+import { align, MIN_CONTENT_MATCH, placePictures, segmentVotes, type Alignment } from '../../media/watermark/detect.ts';
 import { readGrid } from '../../media/watermark/signature.ts';
 import { recordEvent } from '../../platform/events.ts';
 import type { DetectJob } from './jobs.ts';
@@ -71,7 +71,11 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
     return done({ status: 'NoMarkFound', message: 'The file shows none of the prepared assets', assetId: null, userNumber: null, userName: null });
   }
   const { asset, reference, at } = best;
-  const votes = segmentVotes(grid, { id: asset.id, reference, signature: asset.signature, segmentDurations: asset.segmentDurations }, at.offset);
+  const votes = segmentVotes(
+    grid,
+    { id: asset.id, reference, signature: asset.signature, segmentDurations: asset.segmentDurations },
+    placePictures(grid, reference, at),
+  );
   const decoded = decodeVotes(votes, asset.userNumberBits, settings.minConfidence);
   const confidence = Math.round(decoded.confidence * 1000) / 1000;
   if (decoded.userNumber === undefined) {
