@@ -11,7 +11,11 @@ import { prepareVariants, segmentName, type PreparedVariants } from '../src/medi
 import { readGrid } from '../src/media/watermark/signature.ts';
 import { presetById } from '../src/modules/transcoder/presets.ts';
 import { preparedPrefix } from '../src/modules/watermarking/storageKeys.ts';
-import { DATABASES, startPlatform } from '../test/helpers/platform.ts';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createTenant } from '../src/modules/admin/service.ts';
+import { openPlatform } from '../src/server.ts';
+import { tenantClient } from '../test/helpers/client.ts';
 import { uploadFile } from '../test/helpers/upload.ts';
 import { prepare } from '../test/helpers/watermarking.ts';
 
@@ -150,7 +154,11 @@ async function survival(dir: string, outDir: string, reference: MarkReference, v
       ['240p, 100 kb/s', 'scale=426:240', '100k'],
       ['180p, 80 kb/s', 'scale=320:180', '80k'],
       ['144p, 50 kb/s', 'scale=256:144', '50k'],
+      ['360p, 60 kb/s', 'scale=640:360', '60k'],
       ['360p, 300 kb/s, 10 fps', 'scale=640:360,fps=10', '300k'],
+      ['360p, 300 kb/s, grain (noise 12)', 'scale=640:360,noise=alls=12:allf=t', '300k'],
+      ['360p, 300 kb/s, blur (sigma 3)', 'scale=640:360,gblur=sigma=3', '300k'],
+      ['360p, 300 kb/s, gamma 1.3', 'scale=640:360,eq=gamma=1.3', '300k'],
       ['360p, 300 kb/s, contrast +20%', 'scale=640:360,eq=contrast=1.2', '300k'],
       ['360p, 300 kb/s, brightness +0.05', 'scale=640:360,eq=brightness=0.05', '300k'],
       ['360p, 300 kb/s, 5% cropped each side', 'crop=iw*0.9:ih*0.9,scale=640:360', '300k'],
@@ -177,10 +185,38 @@ async function survival(dir: string, outDir: string, reference: MarkReference, v
 async function redirector(dir: string, source: string): Promise<void> {
   const clip = join(dir, 'short.mp4');
   await runFfmpeg(['-y', '-i', source, '-t', '20', '-c', 'copy', clip]);
-  for (const kind of DATABASES) {
-    const p = await startPlatform(kind, { LOG_LEVEL: 'error', MEDIAPLANE_RATE_LIMIT_PER_MINUTE: '100000000' });
+  const kinds = process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+  for (const kind of kinds) {
+    const dataDir = join(dir, `platform-${kind}`);
+    const admin = process.env.TEST_DATABASE_URL ?? '';
+    const dbName = `mediaplane_bench_wm_${process.pid}`;
+    const sql = async (q: string) => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(q);
+      await c.end();
+    };
+    let databaseUrl = '';
+    if (kind === 'postgres') {
+      await sql(`create database ${dbName}`);
+      const u = new URL(admin);
+      u.pathname = `/${dbName}`;
+      databaseUrl = u.toString();
+    }
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      MEDIAPLANE_DATA_DIR: dataDir,
+      MEDIAPLANE_ADMIN_TOKEN: 'bench',
+      LOG_LEVEL: 'error',
+      MEDIAPLANE_RATE_LIMIT_PER_MINUTE: '100000000',
+    });
+    const p = await openPlatform(config);
     try {
-      const t = await p.createTenant();
+      const address = await p.app.listen({ port: 0, host: '127.0.0.1' });
+      config.publicUrl = new URL(address);
+      const tenant = await createTenant(p.database.db, `bench-${Date.now()}`);
+      const t = tenantClient(address, tenant.id, tenant.name, tenant.apiKey.key);
       const vod = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: await uploadFile(t, clip) }], preset: 'remux-hls-mp4' });
       const asset = await prepare(t, vod.body.id, 300_000);
       const { playbackUrl } = (await t.json('POST', '/watermarking/v1/redirector/token', { assetId: asset.id, userNumber: 1234, userName: 'bench' })).body;
@@ -208,7 +244,8 @@ async function redirector(dir: string, source: string): Promise<void> {
       );
       console.log(`   redirector segment (302):      ${median(results.segment).toFixed(0)} req/s = ${(median(results.segment) / s).toFixed(2)} of static`);
     } finally {
-      await p.stop();
+      await p.close();
+      if (kind === 'postgres') await sql(`drop database if exists ${dbName} with (force)`);
     }
   }
 }

@@ -50,6 +50,11 @@ export function decodeVotes(votes: readonly (number | undefined)[], userNumberBi
   if (counts.some((c) => c === 0)) return { confidence: 0, reason: 'the file is shorter than one code word' as const };
   if (confidence < minConfidence) return { confidence, reason: 'no bit pattern stands out' as const };
   const bits = means.map((m) => (m > 0 ? 0 : 1));
+  // A clean read is symmetric: A bits near +s, B bits near -s. A copy whose pictures no longer line up with the
+  // reference (cropped, re-framed) adds the same bias to every vote; such a word is refused even if its CRC held.
+  const side = (bit: number) => means.filter((_, i) => bits[i] === bit).map(Math.abs);
+  const [a, b] = [side(0), side(1)].map((v) => v.reduce((x, y) => x + y, 0) / (v.length || 1));
+  if (a && b && Math.max(a, b) > 2 * Math.min(a, b)) return { confidence, reason: 'the votes lean to one side (a re-framed copy?)' as const };
   const payload = bits.slice(0, userNumberBits);
   const crc = crc8Bits(payload);
   if (crc.some((b, i) => b !== bits[userNumberBits + i])) return { confidence, reason: 'the checksum does not match' as const };

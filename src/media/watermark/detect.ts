@@ -159,12 +159,26 @@ export function segmentVotes(suspect: Buffer, ref: MarkReference, place: Int32Ar
     while (k > 0 && starts[k] > time) k--;
     const end = starts[k] + ref.segmentDurations[k];
     if (time - starts[k] < BOUNDARY_MARGIN_S || end - time < BOUNDARY_MARGIN_S) continue;
-    let mean = 0;
-    const residual = new Float64Array(GRID_CELLS);
-    for (let c = 0; c < GRID_CELLS; c++) mean += residual[c] = suspect[i * GRID_CELLS + c] - ref.reference[j * GRID_CELLS + c];
-    mean /= GRID_CELLS;
+    // The suspect as gain x reference + mark: the gain (least squares on the centred pictures) takes out a contrast
+    // change, which would otherwise leave a copy of the content in the residual.
+    let ms = 0;
+    let mr = 0;
+    for (let c = 0; c < GRID_CELLS; c++) {
+      ms += suspect[i * GRID_CELLS + c];
+      mr += ref.reference[j * GRID_CELLS + c];
+    }
+    ms /= GRID_CELLS;
+    mr /= GRID_CELLS;
+    let sr = 0;
+    let rr = 0;
+    for (let c = 0; c < GRID_CELLS; c++) {
+      const r = ref.reference[j * GRID_CELLS + c] - mr;
+      sr += (suspect[i * GRID_CELLS + c] - ms) * r;
+      rr += r * r;
+    }
+    const gain = rr ? sr / rr : 1;
     let dot = 0;
-    for (let c = 0; c < GRID_CELLS; c++) dot += (residual[c] - mean) * sig[c];
+    for (let c = 0; c < GRID_CELLS; c++) dot += (suspect[i * GRID_CELLS + c] - ms - gain * (ref.reference[j * GRID_CELLS + c] - mr)) * sig[c];
     sums[k] += dot / energy;
     counts[k]++;
   }
