@@ -65,12 +65,12 @@ describeEachDb('Watermarking end to end', (kind) => {
     other = await p.createTenant();
     // Short clips: 1 s segments and 6-bit user numbers (a 14-bit code word with the CRC-8) fit a 20 s clip.
     expect((await t.json('PATCH', '/watermarking/v1/settings', { segmentDuration: 1, userNumberBits: 6 })).status).toBe(200);
-    source = await makeClip(dir, 'source', { width: 480, height: 270, seconds: 20, fps: 15, audio: [{ language: 'eng', frequency: 440 }] });
+    source = await makeClip(dir, 'source', { width: 320, height: 180, seconds: 20, fps: 15, audio: [{ language: 'eng', frequency: 440 }] });
     const fileId = await uploadFile(t, source);
     const vod = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4', title: 'Clip' });
     expect(vod.status).toBe(200);
     asset = await prepare(t, vod.body.id);
-  }, 180_000);
+  }, 300_000);
   afterAll(() => p?.stop());
 
   it('prepares an asset with aligned A and B segments and lists it', async () => {
@@ -96,9 +96,9 @@ describeEachDb('Watermarking end to end', (kind) => {
     expect(ada.status).toBe(200);
     expect(bob.status).toBe(200);
     // Ada's whole playback upscaled to 640x360 at 250 kb/s; Bob's from the fourth segment on (he joined late, the
-    // first three are cut) and without segment 17 (lost on the way), at 320x180 and 120 kb/s.
+    // first three are cut) and without segment 17 (lost on the way), at 256x144 and 100 kb/s.
     const adaCapture = await capture(t, ada.body.playbackUrl, 'ada', { width: 640, height: 360, kbps: 250 });
-    const bobCapture = await capture(t, bob.body.playbackUrl, 'bob', { first: 3, lost: 17, width: 320, height: 180, kbps: 120 });
+    const bobCapture = await capture(t, bob.body.playbackUrl, 'bob', { first: 3, lost: 17, width: 256, height: 144, kbps: 100 });
     const [a, b] = await Promise.all([detect(t, adaCapture), detect(t, bobCapture)]);
     expect(a.file.detection).toMatchObject({
       status: 'Detected',
