@@ -77,8 +77,8 @@ describeEachDb('Watermarking end to end', (kind) => {
     expect(asset).toMatchObject({
       status: 'Available',
       progress: 100,
-      width: 480,
-      height: 270,
+      width: 320,
+      height: 180,
       segmentDuration: 1,
       userNumberBits: 6,
       metadata: { title: 'Marked clip' },
