@@ -40,11 +40,26 @@ export async function signRedirectorToken(ctx: PlatformContext, claims: Redirect
 
 export const invalidToken = (why: string) => new ApiError(401, 'redirector_token_invalid', `The redirector token is not valid: ${why}`);
 
+/**
+ * Tokens this process has already verified, until they expire: a player asks for every segment with the same token,
+ * and checking the signature each time cost more than the rest of the request. Only the signature's verdict is kept;
+ * the session (revocation) is still read on every request.
+ */
+const verified = new WeakMap<object, Map<string, { claims: RedirectorClaims; expiresMs: number }>>();
+const VERIFIED_MAX = 10_000;
+
 export async function verifyRedirectorToken(ctx: PlatformContext, token: string): Promise<RedirectorClaims> {
+  let cache = verified.get(ctx.config);
+  if (!cache) verified.set(ctx.config, (cache = new Map()));
+  const hit = cache.get(token);
+  if (hit && hit.expiresMs > Date.now()) return hit.claims;
   try {
     const { payload } = await jwtVerify(token, keyOf(ctx), { issuer: ISSUER, algorithms: ['HS256'] });
     if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') throw invalidToken('it names no session');
-    return { sessionId: payload.sub, tenantId: payload.tid };
+    const claims = { sessionId: payload.sub, tenantId: payload.tid };
+    if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
+    cache.set(token, { claims, expiresMs: (payload.exp ?? 0) * 1000 });
+    return claims;
   } catch (e) {
     if (e instanceof ApiError) throw e;
     if (e instanceof errors.JWTExpired) throw invalidToken('it has expired');
