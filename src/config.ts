@@ -62,12 +62,23 @@ interface LiveConfig {
   rtmpPort: number;
   /** What encoders are told to push to, before `/<streamKey>`; unset means `rtmp://<public host>:<rtmpPort>/live`. */
   rtmpPublicUrl: string | undefined;
+  /** SRT ingest: one listener per SRT channel and input, on ports `srtPortMin..srtPortMax` kept for the channel's life. */
+  srtHost: string;
+  srtPortMin: number;
+  srtPortMax: number;
+  /** The host encoders are told to push SRT to; unset means the public URL's host. */
+  srtPublicHost: string | undefined;
   /** A live process owns a channel through a lease on the database's clock, renewed every `pollMs`. */
   leaseSeconds: number;
   /** How often a live process claims channels to run, renews its leases and applies starts and stops. */
   pollMs: number;
   /** Channels one live process runs at once; others wait for a process with room. */
   maxChannels: number;
+  /**
+   * One live process runs channels at a time; the others stand by and take every channel over when it dies. For a
+   * shared ingest address behind a layer-4 balancer, which cannot route by stream key (docs/decisions/live.md, "Failover").
+   */
+  activeStandby: boolean;
   /** Restream destinations on private, loopback or link-local addresses are refused unless this is set. */
   restreamAllowPrivate: boolean;
   /** Segment duration of the live outputs. */
@@ -198,9 +209,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       rtmpHost: env.MEDIAPLANE_RTMP_HOST || '0.0.0.0',
       rtmpPort: port('MEDIAPLANE_RTMP_PORT', env.MEDIAPLANE_RTMP_PORT, 1935),
       rtmpPublicUrl: rtmpUrl(env.MEDIAPLANE_RTMP_PUBLIC_URL),
+      srtHost: env.MEDIAPLANE_SRT_HOST || '0.0.0.0',
+      srtPortMin: port('MEDIAPLANE_SRT_PORT_MIN', env.MEDIAPLANE_SRT_PORT_MIN, 9000),
+      srtPortMax: port('MEDIAPLANE_SRT_PORT_MAX', env.MEDIAPLANE_SRT_PORT_MAX, 9199),
+      srtPublicHost: env.MEDIAPLANE_SRT_PUBLIC_HOST || undefined,
       leaseSeconds: positive('MEDIAPLANE_LIVE_LEASE_SECONDS', env.MEDIAPLANE_LIVE_LEASE_SECONDS, 10),
       pollMs: positive('MEDIAPLANE_LIVE_POLL_MS', env.MEDIAPLANE_LIVE_POLL_MS, 1000),
       maxChannels: positive('MEDIAPLANE_LIVE_MAX_CHANNELS', env.MEDIAPLANE_LIVE_MAX_CHANNELS, 16),
+      activeStandby: bool('MEDIAPLANE_LIVE_ACTIVE_STANDBY', env.MEDIAPLANE_LIVE_ACTIVE_STANDBY, false),
       restreamAllowPrivate: bool('MEDIAPLANE_RESTREAM_ALLOW_PRIVATE', env.MEDIAPLANE_RESTREAM_ALLOW_PRIVATE, false),
       segmentSeconds: positive('MEDIAPLANE_LIVE_SEGMENT_SECONDS', env.MEDIAPLANE_LIVE_SEGMENT_SECONDS, 2),
       windowSegments: positive('MEDIAPLANE_LIVE_WINDOW_SEGMENTS', env.MEDIAPLANE_LIVE_WINDOW_SEGMENTS, 30),

@@ -6,7 +6,7 @@ import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext } from './context.ts';
 import { JobQueue } from './jobs/queue.ts';
-import { MODULES, moduleEventTypes } from './modules/index.ts';
+import { MODULES, moduleEventTypes, setModuleCatalogues } from './modules/index.ts';
 import { setEventCatalogue } from './platform/events.ts';
 import { ListCache } from './platform/listCache.ts';
 import { platformLogger, type LoggerSetting } from './platform/logger.ts';
@@ -42,6 +42,7 @@ export async function openPlatform(
   const stopWorkers: (() => Promise<void>)[] = [];
   try {
     setEventCatalogue(moduleEventTypes());
+    setModuleCatalogues();
     database = await openDatabase(config);
     opts.onProgress?.('Creating the tables...');
     await database.migrate();

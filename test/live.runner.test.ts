@@ -286,7 +286,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(await push(url.replace(/[^/]+$/, 'not-the-key')).exited).not.toBe(0);
     expect(await push(url).exited).not.toBe(0);
     expect(r.authorize(key, '192.0.2.1')).toEqual({ refused: expect.stringMatching(/whitelistCidr/) });
-    expect(r.authorize(key, '::ffff:10.1.2.3')).toEqual({ channelId: id });
+    expect(r.authorize(key, '::ffff:10.1.2.3')).toEqual({ channelId: id, slot: 'primary' });
     expect(await count(id, 'live.channel.input.connected')).toBe(0);
 
     // The slate run crashes (kill -9): internalStatus and an error event say so, status stays On, and it recovers.

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { PlatformContext, WorkerStarter } from '../context.ts';
 import type { JobDefinition } from '../jobs/queue.ts';
+import type { PlayableKind } from './playables.ts';
+import type { PlaybackGuard, PlaybackObserver } from './playback.ts';
 
 /**
  * What a process runs: `api` (HTTP), `worker` (jobs and sweepers), `live` (live channels). `all` (config) runs every
@@ -12,7 +14,8 @@ export type ProcessRole = (typeof PROCESS_ROLES)[number];
 /**
  * One module, as the platform sees it; `src/modules/index.ts` lists them all. app.ts registers the routes, server.ts
  * creates the job queues and starts the workers, drizzle-kit finds the tables (`tables.ts`, `*.tables.ts`) itself,
- * and the webhook event-type catalogue is the union of `eventTypes`.
+ * the webhook event-type catalogue is the union of `eventTypes`, the streaming catalogue the union of `playables`, and
+ * media delivery runs every `playbackGuards` and `playbackObservers`.
  */
 export interface PlatformModule {
   name: string;
@@ -25,4 +28,10 @@ export interface PlatformModule {
   workers?: readonly { roles: readonly ProcessRole[]; start: WorkerStarter }[];
   /** The `<module>.<object>.<change>` event types this module records; also declare them to `EventTypes`. */
   eventTypes?: readonly string[];
+  /** What this module has that a player can play, for the streaming catalogue (`platform/playables.ts`). */
+  playables?: readonly PlayableKind[];
+  /** Checks on every media request (`platform/playback.ts`): may refuse it. */
+  playbackGuards?: readonly PlaybackGuard[];
+  /** Sees every admitted media request (`platform/playback.ts`). */
+  playbackObservers?: readonly PlaybackObserver[];
 }

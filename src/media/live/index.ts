@@ -1,6 +1,7 @@
 /** The live media layer: RTMP ingest, supervised ffmpeg runs, the HLS/DASH packager. Imports nothing from modules. */
 export type {
   InputLoss,
+  InputSlot,
   LiveInput,
   LivePipeline,
   LivePipelineEvent,
@@ -14,3 +15,5 @@ export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';
+export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';
+export { startSrtRelay } from './srtRelay.ts';

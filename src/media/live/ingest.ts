@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { RtmpIngest, RtmpIngestOptions } from './types.ts';
+import type { InputSlot, RtmpIngest, RtmpIngestOptions } from './types.ts';
 
 /*
  * node-media-server 4 is used for its RTMP protocol code only (handshake, chunking, AMF, FLV tags): we build its
@@ -27,6 +27,9 @@ const SAFE_NAME = /^[A-Za-z0-9_-]{1,200}$/;
 
 interface Publisher {
   channelId: string;
+  slot: InputSlot;
+  /** The stream's name inside node-media-server: the channel id, with a suffix for the secondary input. */
+  name: string;
   socket: Socket;
   lastDataAt: number;
   bytes: number;
@@ -49,12 +52,17 @@ interface NmsSession {
   run(): void;
 }
 
+/** node-media-server knows a channel's secondary input under this name (the primary under the channel id). */
+const streamName = (channelId: string, slot: InputSlot = 'primary') => (slot === 'secondary' ? `${channelId}_secondary` : channelId);
+
 const isLoopback = (address: string | undefined) => address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 
 export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpIngest> {
   nmsLog = opts.log;
   // Only a local ffmpeg that knows this process's secret may play a published stream back.
   const playToken = randomBytes(16).toString('hex');
+  // …and only a local relay (an SRT listener of this process) that knows this one publishes as `relayed`.
+  const relayToken = randomBytes(16).toString('hex');
   const publishers = new Map<string, Publisher>();
   const sockets = new Set<Socket>();
 
@@ -71,21 +79,23 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     };
     const onPublish = session.rtmp.onPublish.bind(session.rtmp);
     session.rtmp.onPublish = (msg) => {
-      const streamKey = String(msg.streamName ?? '').split('?')[0]!;
+      const [streamKey = '', query = ''] = String(msg.streamName ?? '').split('?');
       if (!SAFE_NAME.test(streamKey)) return refuse('NetStream.Publish.BadName', 'invalid stream key');
-      const verdict = opts.authorize(streamKey, remoteAddress);
+      const relayed = isLoopback(socket.remoteAddress) && new URLSearchParams(query).get('relay') === relayToken;
+      const verdict = opts.authorize(streamKey, remoteAddress, { relayed });
       if ('refused' in verdict) return refuse('NetStream.Publish.BadName', verdict.refused);
-      const { channelId } = verdict;
+      const { channelId, slot = 'primary' } = verdict;
       if (!SAFE_NAME.test(channelId)) return refuse('NetStream.Publish.BadName', 'invalid channel');
-      if (publishers.has(channelId)) return refuse('NetStream.Publish.BadName', 'the channel already has a publisher');
-      publisher = { channelId, socket, lastDataAt: Date.now(), bytes: 0, frames: 0 };
-      publishers.set(channelId, publisher);
-      // The key never reaches node-media-server: the stream is known there by its channel id.
-      onPublish({ ...msg, streamName: channelId });
+      const name = streamName(channelId, slot);
+      if (publishers.has(name)) return refuse('NetStream.Publish.BadName', 'the channel input already has a publisher');
+      publisher = { channelId, slot, name, socket, lastDataAt: Date.now(), bytes: 0, frames: 0 };
+      publishers.set(name, publisher);
+      // The key never reaches node-media-server: the stream is known there by its channel id (and input).
+      onPublish({ ...msg, streamName: name });
       // A reconnecting encoder is a new publish for us (the pipeline switches back from the slate); no resume window.
       session.broadcast.publishGraceMs = 0;
-      opts.log.info({ channelId, remoteAddress }, 'RTMP publisher connected');
-      opts.onPublish(channelId);
+      opts.log.info({ channelId, slot, remoteAddress, relayed }, 'RTMP publisher connected');
+      opts.onPublish(channelId, slot);
     };
     const onPlay = session.rtmp.onPlay.bind(session.rtmp);
     session.rtmp.onPlay = (msg) => {
@@ -110,10 +120,10 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     });
     socket.on('close', () => {
       sockets.delete(socket);
-      if (publisher && publishers.get(publisher.channelId) === publisher) {
-        publishers.delete(publisher.channelId);
-        opts.log.info({ channelId: publisher.channelId }, 'RTMP publisher disconnected');
-        opts.onUnpublish(publisher.channelId);
+      if (publisher && publishers.get(publisher.name) === publisher) {
+        publishers.delete(publisher.name);
+        opts.log.info({ channelId: publisher.channelId, slot: publisher.slot }, 'RTMP publisher disconnected');
+        opts.onUnpublish(publisher.channelId, publisher.slot);
       }
     });
     session.run();
@@ -123,7 +133,7 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     const now = Date.now();
     for (const p of publishers.values()) {
       if (now - p.lastDataAt > STALL_MS) {
-        opts.log.warn({ channelId: p.channelId }, 'RTMP publisher stalled; disconnecting it');
+        opts.log.warn({ channelId: p.channelId, slot: p.slot }, 'RTMP publisher stalled; disconnecting it');
         p.socket.destroy();
       }
     }
@@ -143,18 +153,23 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
 
   return {
     port,
-    inputUrl(channelId) {
-      if (!publishers.has(channelId)) return undefined;
-      return `rtmp://127.0.0.1:${port}/live/${channelId}?token=${playToken}`;
+    inputUrl(channelId, slot) {
+      const name = streamName(channelId, slot);
+      if (!publishers.has(name)) return undefined;
+      return `rtmp://127.0.0.1:${port}/live/${name}?token=${playToken}`;
     },
-    bytesReceived(channelId) {
-      return publishers.get(channelId)?.bytes;
+    bytesReceived(channelId, slot) {
+      return publishers.get(streamName(channelId, slot))?.bytes;
     },
-    framesReceived(channelId) {
-      return publishers.get(channelId)?.frames;
+    framesReceived(channelId, slot) {
+      return publishers.get(streamName(channelId, slot))?.frames;
+    },
+    relayUrl(name) {
+      return `rtmp://127.0.0.1:${port}/live/${name}?relay=${relayToken}`;
     },
     kick(channelId) {
-      publishers.get(channelId)?.socket.destroy();
+      publishers.get(streamName(channelId, 'primary'))?.socket.destroy();
+      publishers.get(streamName(channelId, 'secondary'))?.socket.destroy();
     },
     async close() {
       clearInterval(stallTimer);

@@ -15,6 +15,37 @@ export interface PackagerOptions {
   remove(keys: string[]): Promise<void>;
   onSegment(track: string, segment: PublishedSegment): void;
   log: Logger;
+  /** What a previous pipeline of the channel published (another process's, before a takeover): continued, not restarted. */
+  resume?: PackagerSnapshot;
+}
+
+/**
+ * The packager's state as the next owner of the channel needs it to continue the same playlists (sequence numbers,
+ * discontinuities, DASH Periods, init segments, the listed window), written to the store after every batch.
+ */
+export interface PackagerSnapshot {
+  version: 1;
+  availabilityStart: number;
+  periods: Period[];
+  masterWritten: boolean;
+  tracks: {
+    name: string;
+    kind: string;
+    width?: number;
+    height?: number;
+    frameRate?: number;
+    bandwidth: number;
+    codec?: string;
+    timescale?: number;
+    /** base64 */
+    periodInit?: string;
+    periodInitKey?: string;
+    period: number;
+    lastRun?: number;
+    discontinuities: number;
+    nextSequence: number;
+    segments: PublishedSegment[];
+  }[];
 }
 
 interface RunState {
@@ -78,6 +109,71 @@ export class Packager {
 
   constructor(private readonly o: PackagerOptions) {
     this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: 0 }));
+    const r = o.resume;
+    if (r) {
+      this.periods.push(...r.periods);
+      this.masterWritten = r.masterWritten;
+      for (const t of this.tracks) {
+        const saved = r.tracks.find((x) => x.name === t.name)!;
+        Object.assign(t, {
+          codec: saved.codec,
+          timescale: saved.timescale,
+          periodInit: saved.periodInit ? Buffer.from(saved.periodInit, 'base64') : undefined,
+          periodInitKey: saved.periodInitKey,
+          period: saved.period,
+          lastRun: saved.lastRun,
+          discontinuities: saved.discontinuities,
+          nextSequence: saved.nextSequence,
+          segments: saved.segments,
+        });
+      }
+    }
+  }
+
+  /**
+   * Whether `snapshot` can be continued with these tracks: the same renditions with the same shape. Another ladder
+   * (the channel's qualities changed while it was off) starts its playlists anew.
+   */
+  static canResume(tracks: PackagerOptions['tracks'], snapshot: PackagerSnapshot | undefined): snapshot is PackagerSnapshot {
+    if (snapshot?.version !== 1 || snapshot.tracks.length !== tracks.length) return false;
+    return tracks.every((t) => {
+      const s = snapshot.tracks.find((x) => x.name === t.name);
+      return !!s && s.kind === t.kind && s.width === t.width && s.height === t.height && s.frameRate === t.frameRate && s.bandwidth === t.bandwidth;
+    });
+  }
+
+  /** The last run any track has seen (a resumed pipeline numbers its runs after it: init keys are never reused). */
+  get lastRun(): number {
+    return Math.max(0, ...this.tracks.map((t) => t.lastRun ?? 0));
+  }
+
+  /** The state to continue from; only the listed window of segments is kept (see docs/decisions/live.md, "Failover"). */
+  snapshot(): PackagerSnapshot {
+    const windows = this.tracks.map((t) => t.segments.slice(-this.o.windowSegments));
+    const oldestPeriod = Math.min(...windows.flatMap((w) => w.map((s) => s.period)));
+    return {
+      version: 1,
+      availabilityStart: this.o.availabilityStart,
+      periods: this.periods.filter((p, i) => p.id >= oldestPeriod || i === this.periods.length - 1),
+      masterWritten: this.masterWritten,
+      tracks: this.tracks.map((t, i) => ({
+        name: t.name,
+        kind: t.kind,
+        width: t.width,
+        height: t.height,
+        frameRate: t.frameRate,
+        bandwidth: t.bandwidth,
+        codec: t.codec,
+        timescale: t.timescale,
+        periodInit: t.periodInit?.toString('base64'),
+        periodInitKey: t.periodInitKey,
+        period: t.period,
+        lastRun: t.lastRun,
+        discontinuities: t.discontinuities,
+        nextSequence: t.nextSequence,
+        segments: windows[i]!,
+      })),
+    };
   }
 
   get segmentsWritten(): number {

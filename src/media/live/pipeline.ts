@@ -2,9 +2,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
-import { Packager } from './packager.ts';
+import { Packager, type PackagerSnapshot } from './packager.ts';
 import { RunProgress } from './runProgress.ts';
-import type { LiveInput, LivePipeline, LivePipelineOptions, LivePipelineStats } from './types.ts';
+import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
 /** A crashed run is restarted after this, doubling up to RESTART_MAX_MS while it keeps crashing. */
@@ -86,13 +86,19 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   const desired = (): RunSource =>
     input ? { kind: 'live', url: input.url, loop: input.loop ?? false, silent: inputSilent } : { kind: 'slate', loss: o.inputLoss };
 
+  /** Segment events of the batch being published, sent when the batch (its playlists included) is out. */
+  const published: LivePipelineEvent[] = [];
   const poll = () => {
     polling = polling.then(async () => {
       if (!packager) return;
       try {
-        const published = await packager.poll();
+        const count = await packager.poll();
+        for (const e of published.splice(0)) o.onEvent(e);
+        if (count > 0 && o.checkpoint) {
+          await o.checkpoint.save(Buffer.from(JSON.stringify(packager.snapshot()))).catch((e) => log.warn({ err: e }, 'live checkpoint not saved'));
+        }
         const run = current;
-        if (published > 0 && run && !run.firstSegment) {
+        if (count > 0 && run && !run.firstSegment) {
           run.firstSegment = true;
           settleFirst();
           restartDelay = RESTART_MIN_MS;
@@ -236,14 +242,29 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     }
   }
 
+  /** The previous pipeline's state, if the store has one that fits this ladder. */
+  async function loadCheckpoint(): Promise<PackagerSnapshot | undefined> {
+    try {
+      const body = await o.checkpoint?.load();
+      const snapshot = body ? (JSON.parse(body.toString('utf8')) as PackagerSnapshot) : undefined;
+      if (Packager.canResume(tracks, snapshot)) return snapshot;
+      if (snapshot) log.info('the saved live state is of another ladder; the playlists start anew');
+    } catch (e) {
+      log.warn({ err: e }, 'the saved live state cannot be read; the playlists start anew');
+    }
+    return undefined;
+  }
+
   const pipeline: LivePipeline = {
     async start() {
       if (started) return;
       started = true;
       await rm(o.workDir, { recursive: true, force: true });
       await mkdir(o.workDir, { recursive: true });
-      availabilityStart = Date.now() - ORIGIN_LEAD_S * 1000;
+      const resume = await loadCheckpoint();
+      availabilityStart = resume?.availabilityStart ?? Date.now() - ORIGIN_LEAD_S * 1000;
       packager = new Packager({
+        resume,
         tracks,
         segmentSeconds: o.segmentSeconds,
         windowSegments: o.windowSegments,
@@ -255,9 +276,13 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         onSegment: (rendition, s) => {
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
-          o.onEvent({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
+          // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.
+          published.push({ type: 'segment', rendition, sequence: s.sequence, durationSeconds: s.duration });
         },
       });
+      // Run ids name init segments (`init-<run>.mp4`, immutable): a continued channel numbers its runs after the last.
+      runs = packager.lastRun;
+      if (resume) log.info({ runs, availabilityStart }, 'live pipeline continues the published playlists');
       pollTimer = setInterval(() => {
         poll();
         watchStall();

@@ -1,24 +1,32 @@
 import type { Logger } from 'pino';
 
+/** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
+export type InputSlot = 'primary' | 'secondary';
+
 /** One shared RTMP listener per live process (node-media-server 4's protocol code over our own listener). */
 export interface RtmpIngestOptions {
   host: string; // MEDIAPLANE_RTMP_HOST, default 0.0.0.0
   port: number; // MEDIAPLANE_RTMP_PORT, default 1935 (0 = any free port, for tests)
-  /** Synchronous check at connect, before any media is accepted: the channel that owns this stream key, or why not. */
-  authorize(streamKey: string, remoteAddress: string): { channelId: string } | { refused: string };
-  onPublish(channelId: string): void; // the encoder is connected and sending
-  onUnpublish(channelId: string): void; // it disconnected (or stalled past a timeout)
+  /**
+   * Synchronous check at connect, before any media is accepted: the channel (and which of its inputs) that owns this
+   * stream name, or why not. `relayed`: the publisher is this process's own relay (an SRT listener, `relayUrl`).
+   */
+  authorize(streamName: string, remoteAddress: string, how: { relayed: boolean }): { channelId: string; slot?: InputSlot } | { refused: string };
+  onPublish(channelId: string, slot: InputSlot): void; // the encoder is connected and sending
+  onUnpublish(channelId: string, slot: InputSlot): void; // it disconnected (or stalled past a timeout)
   log: Logger;
 }
 export interface RtmpIngest {
   readonly port: number;
   /** Where a local ffmpeg reads the channel's published stream (loopback; nobody else may play it). */
-  inputUrl(channelId: string): string | undefined;
+  inputUrl(channelId: string, slot?: InputSlot): string | undefined;
   /** Bytes received from the channel's current publisher (for `LiveInput.bytesReceived`), undefined if none. */
-  bytesReceived(channelId: string): number | undefined;
+  bytesReceived(channelId: string, slot?: InputSlot): number | undefined;
   /** Video frames received from the channel's current publisher (for `LiveInput.framesReceived`), undefined if none. */
-  framesReceived(channelId: string): number | undefined;
-  /** Disconnects a publisher (key rotated, channel stopped). */
+  framesReceived(channelId: string, slot?: InputSlot): number | undefined;
+  /** Where this process's own relay (an SRT listener) publishes `streamName`: loopback, with a per-process token. */
+  relayUrl(streamName: string): string;
+  /** Disconnects a channel's publishers, every input (key rotated, channel stopped). */
   kick(channelId: string): void;
   close(): Promise<void>;
 }
@@ -47,6 +55,12 @@ export interface LivePipelineOptions {
   remove(keys: string[]): Promise<void>;
   log: Logger;
   onEvent(event: LivePipelineEvent): void;
+  /**
+   * Where the packager's state is kept between pipelines of the channel (another process after a takeover, or a
+   * restart): with it a new pipeline continues the same playlists (sequence numbers, timeline, Periods) instead of
+   * starting them anew. Saved after every published batch.
+   */
+  checkpoint?: { load(): Promise<Buffer | undefined>; save(body: Buffer): Promise<void> };
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }

@@ -6,10 +6,10 @@ import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
 import { renditionsOf } from './ladder.ts';
-import type { InputLoss, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats } from './media.ts';
+import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
 import type { ChannelRow } from './present.ts';
 import type { ChannelRestreams } from './restreams.ts';
-import { channelPrefix } from './urls.ts';
+import { channelPrefix, checkpointKey } from './urls.ts';
 
 const SLATE_MAX_BYTES = 20 * 1024 * 1024;
 const SLATE_TYPES: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/jpg': '.jpg' };
@@ -22,6 +22,12 @@ export class ChannelRun {
   streamKey: string;
   whitelistCidr: string | undefined;
   inputConnected = false;
+  /** The inputs whose encoder is connected now; the pipeline reads the primary when it has one, else the secondary. */
+  readonly slots = new Set<InputSlot>();
+  /** The input the pipeline reads (null: none, the slate). */
+  activeSlot: InputSlot | null = null;
+  /** An SRT channel's listeners (one per input), relaying into the RTMP ingest. */
+  relays: SrtRelay[] = [];
   /** The first segment is out: `Starting` may turn `On`. */
   producing = false;
   stopping = false;
@@ -112,6 +118,16 @@ export class ChannelRun {
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
       log: this.log,
       onEvent,
+      checkpoint: {
+        load: async () => {
+          const key = checkpointKey(this.tenantId, this.id);
+          if (!(await store.head(key))) return undefined;
+          const chunks: Buffer[] = [];
+          for await (const c of await store.getStream(key)) chunks.push(Buffer.from(c as Buffer));
+          return Buffer.concat(chunks);
+        },
+        save: (body) => store.putObject(checkpointKey(this.tenantId, this.id), body, 'application/json'),
+      },
     });
     await this.pipeline.start();
     if (source) {
@@ -128,11 +144,18 @@ export class ChannelRun {
     await this.pipeline?.stop();
     await this.starting?.catch(() => {});
     await this.restreams?.stop();
+    await this.stopRelays();
     const pipeline = this.pipeline;
     this.pipeline = undefined;
     await pipeline?.stop();
     this.stopped = pipeline;
     await rm(this.workDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  async stopRelays(): Promise<void> {
+    const relays = this.relays;
+    this.relays = [];
+    await Promise.all(relays.map((r) => r.stop()));
   }
 
   /** Counters since the last call: what the pipeline did in the pass that just ended. */

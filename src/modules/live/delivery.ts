@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { admitMedia } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
@@ -95,8 +96,12 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     handler: async (req, reply) => {
       const tenantId = req.params.tenantId.toLowerCase();
       const channelId = req.params.channelId.toLowerCase();
-      const path = req.params['*'];
-      if (!isUuid(tenantId) || !isUuid(channelId) || !path || path.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
+      const asked = req.params['*'];
+      if (!isUuid(tenantId) || !isUuid(channelId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
+      // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
+      const path = await admitMedia(ctx, req, reply, { delivery: 'live', tenantId, assetId: channelId, path: asked });
+      if (path === undefined) return reply;
+      if (!path) throw notFound();
       if (!(await channelExists(tenantId, channelId))) throw notFound();
       const key = channelPrefix(tenantId, channelId) + path;
       const info = await ctx.store.head(key);

@@ -20,26 +20,40 @@ export async function renewLeases(db: Db, owner: string, leaseMs: number): Promi
   return db.update(liveChannels).set(renew(leaseMs)).where(heldBy(ref, owner)).returning();
 }
 
+const ACTIVE_STANDBY_LOCK_KEY = 0x4c_49_56_45; // "LIVE"
+
 /**
  * Takes up to `room` channels that should run (`Starting`, `On`) and that nobody holds: never claimed, or their
- * owner's lease ran out. Rows a request is changing right now are skipped (taken at the next pass).
+ * owner's lease ran out. Rows a request is changing right now are skipped (taken at the next pass). With
+ * `activeStandby`, only while no other live process holds a channel (MEDIAPLANE_LIVE_ACTIVE_STANDBY).
  */
-export async function claimChannels(db: Db, owner: string, leaseMs: number, room: number): Promise<ChannelRow[]> {
+export async function claimChannels(db: Db, owner: string, leaseMs: number, room: number, activeStandby = false): Promise<ChannelRow[]> {
   if (room <= 0) return [];
-  return db
-    .update(liveChannels)
-    .set(take(owner, leaseMs))
-    .where(
-      inArray(
-        liveChannels.id,
-        sql`(select id from ${liveChannels}
+  const claim = (q: Pick<Db, 'update'>) =>
+    q
+      .update(liveChannels)
+      .set(take(owner, leaseMs))
+      .where(
+        and(
+          inArray(
+            liveChannels.id,
+            sql`(select id from ${liveChannels}
               where status in ('Starting', 'On') and ${claimable(ref, owner)}
               order by lease_until nulls first
               limit ${room}
               for update skip locked)`,
-      ),
-    )
-    .returning();
+          ),
+          // Active/standby: nothing is taken while another live process still holds a channel.
+          activeStandby ? sql`not exists (select 1 from ${liveChannels} o where o.lease_owner <> ${owner} and o.lease_until >= now())` : undefined,
+        ),
+      )
+      .returning();
+  if (!activeStandby) return claim(db);
+  // Claims are taken one process at a time, so two standbys starting together cannot split the channels.
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${ACTIVE_STANDBY_LOCK_KEY})`);
+    return claim(tx);
+  });
 }
 
 /** Gives back leases of a process (all of them when it stops cleanly), so that another process takes them at once. */

@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { livePlayables } from './playable.ts';
 import { registerLiveDelivery } from './delivery.ts';
 import { LIVE_EVENT_TYPES } from './events.ts';
 import { liveChannelRoutes } from './routes.ts';
@@ -15,5 +16,6 @@ export const liveModule: PlatformModule = {
     registerLiveDelivery(app, ctx);
   },
   workers: [{ roles: ['live'], start: (ctx) => startChannelRunner(ctx) }],
+  playables: [livePlayables],
   eventTypes: LIVE_EVENT_TYPES,
 };

@@ -1,8 +1,9 @@
-import { createLivePipeline, createRestreamDestination, startRtmpIngest } from '../../media/live/index.ts';
+import { createLivePipeline, createRestreamDestination, startRtmpIngest, startSrtRelay } from '../../media/live/index.ts';
 
 /** The media layer (`src/media/live/`) as the channel runner uses it; tests may give the runner a stand-in. */
 export type {
   InputLoss,
+  InputSlot,
   LiveInput,
   LivePipeline,
   LivePipelineEvent,
@@ -16,6 +17,7 @@ export type {
   RestreamSource,
   RestreamStatus,
   RtmpIngestOptions,
+  SrtRelay,
 } from '../../media/live/index.ts';
 
 export interface LiveMedia {
@@ -23,6 +25,8 @@ export interface LiveMedia {
   createLivePipeline: typeof createLivePipeline;
   /** Absent in stand-ins that do not restream. */
   createRestreamDestination?: typeof createRestreamDestination;
+  /** Absent in stand-ins that take no SRT. */
+  startSrtRelay?: typeof startSrtRelay;
 }
 
-export const liveMedia: LiveMedia = { startRtmpIngest, createLivePipeline, createRestreamDestination };
+export const liveMedia: LiveMedia = { startRtmpIngest, createLivePipeline, createRestreamDestination, startSrtRelay };

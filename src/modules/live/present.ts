@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import { qualityLabel } from './ladder.ts';
-import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
+import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';
 import type { liveChannels } from './tables.ts';
 
@@ -11,7 +11,7 @@ export type ChannelRow = typeof liveChannels.$inferSelect;
  * (the same whether the channel is Off, On, or was restarted). `id` is the endpoint's name (`hls`, `dash`): the
  * spec's `archiveEndpointIds` and `transcodeEndpointId` name endpoints by it.
  */
-function endpointsOf(config: Config, row: ChannelRow) {
+export function endpointsOf(config: Config, row: ChannelRow) {
   return row.endpoints.map((e) => {
     const hls = e.type.startsWith('Hls');
     const file = hls ? MASTER_PLAYLIST : DASH_MANIFEST;
@@ -32,7 +32,13 @@ function endpointsOf(config: Config, row: ChannelRow) {
  * The ingest URL as the caller may see it: a key that can push to the channel is a write permission, so a read-only
  * (Viewer) key sees it masked.
  */
-const ingestUrlFor = (config: Config, row: ChannelRow, showKey: boolean) => ingestUrl(config, showKey ? row.streamKey : MASK);
+export function ingestUrlFor(config: Config, row: ChannelRow, showKey: boolean, slot: 'primary' | 'secondary' = 'primary'): string | null {
+  if (row.input.type !== 'RTMP_PUSH') return null;
+  if (slot === 'secondary' && row.redundancy !== 'DoubleInput') return null;
+  const key = showKey ? row.streamKey : MASK;
+  if (row.input.transportInputProtocol === 'SRT') return row.srtPort ? srtIngestUrl(config, row.id, row.srtPort, slot, key) : null;
+  return ingestUrl(config, streamNameOf(key, slot));
+}
 
 export function presentChannel(config: Config, row: ChannelRow, showKey: boolean, includeCloudData = true) {
   const endpoints = endpointsOf(config, row);
@@ -46,14 +52,17 @@ export function presentChannel(config: Config, row: ChannelRow, showKey: boolean
     cdn: { enabled: false },
     ...(includeCloudData
       ? {
-          inputs: [
-            {
-              id: 'primary',
-              type: row.input.type,
-              destinations: row.input.type === 'RTMP_PUSH' ? [{ url: ingestUrlFor(config, row, showKey) }] : [],
-              details: { securityGroupIps: row.input.whitelistCidr ? [row.input.whitelistCidr] : [] },
-            },
-          ],
+          inputs: (['primary', 'secondary'] as const)
+            .filter((slot) => slot === 'primary' || row.redundancy === 'DoubleInput')
+            .map((slot) => {
+              const url = ingestUrlFor(config, row, showKey, slot);
+              return {
+                id: slot,
+                type: row.input.type,
+                destinations: url ? [{ url }] : [],
+                details: { securityGroupIps: row.input.whitelistCidr ? [row.input.whitelistCidr] : [] },
+              };
+            }),
         }
       : {}),
     encoding: { preset: row.transmissionType === 'Audio' ? 'audio' : row.qualities.map(qualityLabel).join(','), pipelines: 1 },
@@ -113,9 +122,8 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
       whiteListCidr: row.input.whitelistCidr ?? null,
       inputLoss: { type: row.input.inputLoss.type, imageSlateUri: row.input.inputLoss.imageSlateUri ?? null, color: row.input.inputLoss.color ?? null },
       transportInputProtocol: row.input.transportInputProtocol ?? 'RTMP',
-      transportPrimaryIngestUrl: row.input.type === 'RTMP_PUSH' ? ingestUrlFor(config, row, showKey) : null,
-      // DoubleInput's second ingest comes with redundant inputs (issue 16).
-      transportSecondaryIngestUrl: null,
+      transportPrimaryIngestUrl: ingestUrlFor(config, row, showKey),
+      transportSecondaryIngestUrl: ingestUrlFor(config, row, showKey, 'secondary'),
       inputDevices: [],
     },
     redundancy: row.redundancy,

@@ -5,7 +5,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { ChannelRun } from './channelRun.ts';
 import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
-import { liveMedia, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
+import { liveMedia, type InputSlot, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
 import { MinuteStatsBook } from './minuteStats.ts';
 import type { ChannelRow } from './present.ts';
 import { ChannelRestreams } from './restreams.ts';
@@ -13,7 +13,8 @@ import { writeChange, type Change } from './runnerChanges.ts';
 import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
-import { setBoundRtmpPort } from './urls.ts';
+import { slotsOf, startSrtInputs } from './srtInputs.ts';
+import { SECONDARY_SUFFIX, setBoundRtmpPort } from './urls.ts';
 import { addressInCidr } from './validate.ts';
 
 const STATS_FLUSH_MS = 10_000;
@@ -124,7 +125,7 @@ export class ChannelRunner {
       }
     }
     if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
-    const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size);
+    const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size, config.live.activeStandby);
     for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
     await this.writeChanges();
     let connected = 0;
@@ -163,7 +164,8 @@ export class ChannelRunner {
         if (run.pushed) await this.ensureIngest();
         await run.start(this.media, (e) => this.onPipelineEvent(run, e));
         // An encoder that connected while the pipeline was starting.
-        if (run.inputConnected && run.pushed) this.connectInput(run);
+        if (run.slots.size && run.pushed) this.selectInput(run);
+        if (run.pushed && !run.stopping) this.startRelays(run);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.log.error({ channelId: row.id, err }, 'live channel could not start');
@@ -184,6 +186,8 @@ export class ChannelRunner {
 
   /** The row as the database has it now: a rotated key or a new whitelist applies to the next connect. */
   private refresh(run: ChannelRun, row: ChannelRow): void {
+    // The channel turned SRT or back to RTMP: the encoder connected the other way goes, the listeners follow.
+    const protocolChanged = row.input.transportInputProtocol !== run.row.input.transportInputProtocol || row.srtPort !== run.row.srtPort;
     run.row = row;
     run.status = row.status;
     run.whitelistCidr = row.input.whitelistCidr;
@@ -195,6 +199,20 @@ export class ChannelRunner {
       this.byKey.set(run.streamKey, run);
       // The encoder connected with the old key: it must come back with the new one.
       this.ingest?.kick(run.id);
+      void run.stopRelays().then(() => this.startRelays(run));
+    } else if (protocolChanged) {
+      this.ingest?.kick(run.id);
+      void run.stopRelays().then(() => this.startRelays(run));
+    }
+  }
+
+  /** An SRT channel's listeners, once its pipeline runs (they publish into the ingest as the encoder's relay). */
+  private startRelays(run: ChannelRun): void {
+    if (!this.ingest || run.stopping || run.relays.length) return;
+    try {
+      run.relays = startSrtInputs(this.media, this.ingest, this.ctx.config, run.row, this.log.child({ channelId: run.id }));
+    } catch (err) {
+      this.log.error({ channelId: run.id, err }, 'SRT listeners could not start');
     }
   }
 
@@ -282,16 +300,31 @@ export class ChannelRunner {
     this.poke();
   }
 
-  private connectInput(run: ChannelRun): void {
+  /**
+   * Redundant inputs: the pipeline reads the primary whenever its encoder is connected, else the secondary, else
+   * nothing (the slate). A switch between them is a new run on the same timeline: same playlists, a discontinuity.
+   */
+  private selectInput(run: ChannelRun): void {
     const ingest = this.ingest;
-    const url = ingest?.inputUrl(run.id);
-    if (!ingest || !url) return;
+    const slot = (['primary', 'secondary'] as const).find((s) => run.slots.has(s) && ingest?.inputUrl(run.id, s)) ?? null;
+    if (!ingest || !slot) {
+      if (run.activeSlot) this.log.info({ channelId: run.id, from: run.activeSlot }, 'live input lost');
+      run.activeSlot = null;
+      run.pipeline?.setInput(null);
+      run.restreams?.setSource(null);
+      this.setInputState(run, false);
+      return;
+    }
+    if (run.activeSlot !== slot) this.log.info({ channelId: run.id, from: run.activeSlot, to: slot }, 'live input selected');
+    run.activeSlot = slot;
+    const url = ingest.inputUrl(run.id, slot)!;
     run.pipeline?.setInput({
       url,
-      bytesReceived: () => ingest.bytesReceived(run.id) ?? 0,
-      framesReceived: () => ingest.framesReceived(run.id) ?? 0,
+      bytesReceived: () => ingest.bytesReceived(run.id, slot) ?? 0,
+      framesReceived: () => ingest.framesReceived(run.id, slot) ?? 0,
     });
     run.restreams?.setSource({ url });
+    this.setInputState(run, true);
   }
 
   private async ensureIngest(): Promise<RtmpIngest> {
@@ -301,19 +334,18 @@ export class ChannelRunner {
         host: this.ctx.config.live.rtmpHost,
         port: this.ctx.config.live.rtmpPort,
         log: this.log.child({ component: 'rtmp' }),
-        authorize: (streamKey, remoteAddress) => this.authorize(streamKey, remoteAddress),
-        onPublish: (channelId) => {
+        authorize: (streamName, remoteAddress, how) => this.authorize(streamName, remoteAddress, how),
+        onPublish: (channelId, slot) => {
           const run = this.runs.get(channelId);
           if (!run || run.stopping) return;
-          this.connectInput(run);
-          this.setInputState(run, true);
+          run.slots.add(slot);
+          this.selectInput(run);
         },
-        onUnpublish: (channelId) => {
+        onUnpublish: (channelId, slot) => {
           const run = this.runs.get(channelId);
           if (!run || run.stopping) return;
-          run.pipeline?.setInput(null);
-          run.restreams?.setSource(null);
-          this.setInputState(run, false);
+          run.slots.delete(slot);
+          this.selectInput(run);
         },
       })
       .then((ingest) => {
@@ -328,16 +360,30 @@ export class ChannelRunner {
     return this.ingestStarting;
   }
 
-  /** At connect, from memory: the channel this process runs under that key, if the address may push to it. */
-  authorize(streamKey: string, remoteAddress: string): { channelId: string } | { refused: string } {
-    const run = this.byKey.get(streamKey);
-    if (!run || run.stopping) return { refused: 'no started channel has this stream key' };
-    if (run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
+  /**
+   * At connect, from memory: the channel this process runs under that stream name (the key: its primary input; the key
+   * and SECONDARY_SUFFIX: its secondary, for DoubleInput), if the address may push to it. An SRT channel takes only its
+   * own relays (the SRT listeners, which publish from loopback with this process's relay token).
+   */
+  authorize(
+    streamName: string,
+    remoteAddress: string,
+    how: { relayed: boolean } = { relayed: false },
+  ): { channelId: string; slot: InputSlot } | { refused: string } {
+    let run = this.byKey.get(streamName);
+    let slot: InputSlot = 'primary';
+    if (!run && streamName.endsWith(SECONDARY_SUFFIX)) {
+      run = this.byKey.get(streamName.slice(0, -SECONDARY_SUFFIX.length));
+      slot = 'secondary';
+    }
+    if (!run || run.stopping || !slotsOf(run.row).includes(slot)) return { refused: 'no started channel has this stream key' };
+    if (run.row.input.transportInputProtocol === 'SRT' && !how.relayed) return { refused: 'the channel takes SRT, not RTMP' };
+    if (!how.relayed && run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
       return {
         refused: `${remoteAddress} is outside the channel's input.whitelistCidr`,
       };
     }
-    return { channelId: run.id };
+    return { channelId: run.id, slot };
   }
 
   /** Every change seen since the last pass, with its event, in one transaction; kept for the next pass if it fails. */

@@ -35,7 +35,7 @@ const Input = (lossRequired: boolean) =>
     mp4Sources: Type.Optional(Type.Array(Mp4Source, { maxItems: 10 })),
     whitelistCidr: Type.Optional(Type.String({ maxLength: 64 })),
     inputLoss: lossRequired ? InputLoss(true) : Type.Optional(InputLoss(false)),
-    transportInputProtocol: Type.Optional(Type.String({ maxLength: 32, description: 'RTMP (SRT is the next issue)' })),
+    transportInputProtocol: Type.Optional(Type.String({ maxLength: 32, description: 'RTMP (default) or SRT' })),
   });
 
 export const ChannelEndpointRequest = Type.Object({

@@ -12,10 +12,11 @@ import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/
 import { recordEvent } from '../../platform/events.ts';
 import type { LiveEventType } from './events.ts';
 import { isHeld } from './lease.ts';
-import { presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
+import { ingestUrlFor, presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
+import { srtPortFor } from './srtPorts.ts';
 import type * as s from './schemas.ts';
 import { liveChannels, type ChannelStatus } from './tables.ts';
-import { channelPrefix, ingestUrl } from './urls.ts';
+import { channelPrefix, checkpointKey, ingestUrl } from './urls.ts';
 import { checkCaptionLanguage, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
 
 type CreateBody = Static<typeof s.ChannelCreate>;
@@ -82,6 +83,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
       metadata: body.metadata ?? {},
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
       streamKey: newStreamKey(),
+      srtPort: await srtPortFor(tx, ctx.config, input.transportInputProtocol ?? 'RTMP', null),
     });
     await recordLiveEvent(tx, tenantId, 'live.channel.created', { id, name: body.name, status: 'Off' });
     return { id };
@@ -159,6 +161,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
         ...(patch.broadcastStandard !== undefined ? { broadcastStandard: patch.broadcastStandard } : {}),
         ...(patch.aiLiveCaptioningLanguageCode !== undefined ? { aiLiveCaptioningLanguageCode: patch.aiLiveCaptioningLanguageCode } : {}),
         ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
+        srtPort: await srtPortFor(tx, ctx.config, input.transportInputProtocol ?? 'RTMP', before.srtPort),
         // null removes the policy; omitted leaves it as it is.
         ...(patch.accessPolicyId !== undefined ? { accessPolicyId: patch.accessPolicyId } : {}),
         input,
@@ -189,6 +192,7 @@ export async function deleteChannel(ctx: PlatformContext, tenantId: string, id: 
   });
   // After commit: no process runs an Off channel, so nothing writes under the prefix any more.
   await ctx.store.deletePrefix(channelPrefix(tenantId, id));
+  await ctx.store.delete(checkpointKey(tenantId, id));
 }
 
 /** `Off` or `Error` → `Starting`; a live process takes it and turns it `On` when its first segment is out. */
@@ -235,12 +239,14 @@ async function setStatus(
 /** A new stream key; the owner disconnects an encoder that used the old one at its next pass. */
 export async function rotateStreamKey(ctx: PlatformContext, tenantId: string, id: string) {
   const streamKey = newStreamKey();
-  await ctx.db.transaction(async (tx) => {
+  const row = await ctx.db.transaction(async (tx) => {
     await channelRow(tx, tenantId, id, true);
-    await tx.update(liveChannels).set({ streamKey, lastModificationDate: new Date() }).where(eq(liveChannels.id, id));
+    const [after] = await tx.update(liveChannels).set({ streamKey, lastModificationDate: new Date() }).where(eq(liveChannels.id, id)).returning();
     await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: ['streamKey'] });
+    return after;
   });
-  return { id, transportPrimaryIngestUrl: ingestUrl(ctx.config, streamKey) };
+  // A pulled channel has no ingest URL; it is shown as an RTMP push would use it, as before.
+  return { id, transportPrimaryIngestUrl: ingestUrlFor(ctx.config, row, true) ?? ingestUrl(ctx.config, streamKey) };
 }
 
 export async function channelStatus(ctx: PlatformContext, tenantId: string, id: string) {

@@ -1,4 +1,4 @@
-import { boolean, doublePrecision, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt } from '../../db/columns.ts';
 import { leaseColumns } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
@@ -83,6 +83,11 @@ export const liveChannels = pgTable(
      * so it is kept as it is, like the webhook signing secret; never logged. Unique so that a key names one channel.
      */
     streamKey: text('stream_key').notNull(),
+    /**
+     * An SRT channel's pair of listener ports (this one: primary input, the next: secondary), taken from
+     * MEDIAPLANE_SRT_PORT_MIN..MAX when the channel turns SRT and kept for its life, so its ingest URLs never change.
+     */
+    srtPort: integer('srt_port'),
     /** The live process that runs the channel and until when its claim holds, on the database's clock. */
     ...leaseColumns(),
     createDate: createdAt(),
@@ -91,6 +96,7 @@ export const liveChannels = pgTable(
   (t) => [
     index('live_channels_tenant_created').on(t.tenantId, t.createDate),
     uniqueIndex('live_channels_stream_key').on(t.streamKey),
+    uniqueIndex('live_channels_srt_port').on(t.srtPort),
     index('live_channels_status_lease').on(t.status, t.leaseUntil),
   ],
 );

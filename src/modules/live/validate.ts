@@ -9,7 +9,7 @@ import type { ChannelEndpointRow, InputLossRow, InputRow, Mp4SourceRow, QualityR
 export const MASK = '********';
 
 const INPUT_TYPES = ['RTMP_PUSH', 'MP4_FILE'] as const;
-const INPUT_PROTOCOLS = ['RTMP'] as const;
+const INPUT_PROTOCOLS = ['RTMP', 'SRT'] as const;
 
 /** Collects the problems of one body, so that one answer names them all. */
 export class Problems {
@@ -107,8 +107,10 @@ export function normalizeInput(given: InputBody | undefined, before: InputRow | 
   const cidr = given?.whitelistCidr !== undefined ? given.whitelistCidr : before?.whitelistCidr;
   if (cidr && !parseCidr(cidr)) p.add('input.whitelistCidr', 'must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32');
   const protocol = given?.transportInputProtocol ?? before?.transportInputProtocol ?? 'RTMP';
-  if (!(INPUT_PROTOCOLS as readonly string[]).includes(protocol))
-    p.add('input.transportInputProtocol', `must be ${INPUT_PROTOCOLS.join(' or ')} (SRT is not available yet)`);
+  if (!(INPUT_PROTOCOLS as readonly string[]).includes(protocol)) p.add('input.transportInputProtocol', `must be ${INPUT_PROTOCOLS.join(' or ')}`);
+  // The SRT listener (ffmpeg with libsrt) cannot tell whom it accepts by address: a whitelist would be a silent no-op.
+  if (protocol === 'SRT' && cidr)
+    p.add('input.whitelistCidr', 'is not available with transportInputProtocol SRT (the passphrase authenticates the encoder); remove it or use RTMP');
   return {
     type,
     mp4Sources: sources,

@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { vodPlayables } from './assets/playable.ts';
 import { registerVodDelivery } from './assets/delivery.ts';
 import { startAssetWorkers, transcodeJob } from './assets/jobs.ts';
 import { vodAssetRoutes } from './assets/routes.ts';
@@ -20,5 +21,6 @@ export const vodModule: PlatformModule = {
     { roles: ['worker'], start: startFileWorkers },
     { roles: ['worker'], start: startAssetWorkers },
   ],
+  playables: [vodPlayables],
   eventTypes: VOD_EVENT_TYPES,
 };

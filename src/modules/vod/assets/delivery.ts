@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import { admitMedia } from '../../../platform/playback.ts';
 import { contentTypeOf } from '../../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../../storage/range.ts';
 import { vodOutputs } from './tables.ts';
@@ -35,8 +36,12 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
     schema: { hide: true },
     handler: async (req, reply) => {
       const { tenantId, assetId, outputId } = req.params;
-      const path = req.params['*'];
-      if (!isUuid(tenantId) || !isUuid(assetId) || !path || path.split('/').some((seg) => seg === '..' || seg === '')) throw notFound();
+      const asked = req.params['*'];
+      if (!isUuid(tenantId) || !isUuid(assetId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '')) throw notFound();
+      // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
+      const path = await admitMedia(ctx, req, reply, { delivery: 'vod', tenantId: tenantId.toLowerCase(), assetId: assetId.toLowerCase(), path: asked });
+      if (path === undefined) return reply;
+      if (!path) throw notFound();
       const [output] = await ctx.db
         .select({ status: vodOutputs.status })
         .from(vodOutputs)

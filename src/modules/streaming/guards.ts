@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import type { PlatformContext } from '../../context.ts';
+import type { MediaRequest, PlaybackGuard } from '../../platform/playback.ts';
+import { holdSession } from './sessions.ts';
+import { isOriginAllowed, originRefused } from './domains.ts';
+import { playbackPolicy } from './settings.ts';
+import { tokenRequired, verifyPlaybackToken } from './tokens.ts';
+
+const hash = (s: string) => createHash('sha256').update(s).digest('base64url').slice(0, 32);
+
+/** Pages of domains the tenant did not allow are refused (Origin, else Referer). */
+const allowedDomain: PlaybackGuard = async (ctx: PlatformContext, m: MediaRequest) => {
+  const from = m.headers.origin ?? m.headers.referer;
+  if (!(await isOriginAllowed(ctx, m.tenantId, from))) throw originRefused(from);
+};
+
+/** Token required → a valid token for this asset; `cap` → a session within the limit. */
+const playbackToken: PlaybackGuard = async (ctx, m) => {
+  const policy = await playbackPolicy(ctx, m.tenantId, m.assetId);
+  if (!policy.tokenRequired && !policy.cap) return;
+  const claims = m.token && policy.tokenRequired ? await verifyPlaybackToken(m.token, policy.signingKey, m.assetId) : undefined;
+  if (policy.tokenRequired && !claims) throw tokenRequired();
+  if (!policy.cap) return;
+  const viewer = hash(`${m.ip} ${m.headers['user-agent'] ?? ''}`);
+  // With a token, its sessions are counted (one per `sid`, else per viewer); without, a viewer's assets are.
+  const held = claims
+    ? { holder: `t:${hash(m.token!)}`, session: claims.sid ? `s:${claims.sid}` : `v:${viewer}` }
+    : { holder: `v:${viewer}`, session: `a:${m.assetId}` };
+  await holdSession(ctx, { tenantId: m.tenantId, assetId: m.assetId, ...held, limit: policy.capLimit });
+};
+
+export const STREAMING_GUARDS: readonly PlaybackGuard[] = [allowedDomain, playbackToken];

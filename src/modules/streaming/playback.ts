@@ -1,0 +1,77 @@
+import type { PlatformContext } from '../../context.ts';
+import { withToken } from '../../platform/playback.ts';
+import type { PlayableEndpoint } from '../../platform/playables.ts';
+import { getStreamingAsset } from './catalogue.ts';
+import { posterUrl } from './frames.ts';
+import { effectiveState } from './settings.ts';
+import { tenantSettings } from './settings.ts';
+
+/** The embed page of an asset is `{embedUrl}/{assetId}`, its source config `{embedUrl}/{assetId}/source` (served by the player). */
+export const embedUrl = (ctx: PlatformContext, tenantId: string): string => `${ctx.config.publicUrl.origin}/player/v1/${tenantId}`;
+export const sourceConfigUrl = (ctx: PlatformContext, tenantId: string, assetId: string): string => `${embedUrl(ctx, tenantId)}/${assetId}/source`;
+
+/** What a player needs to play one streaming asset. */
+export interface PlaybackSource {
+  id: string;
+  type: string;
+  status: string;
+  title: string | null;
+  description: string | null;
+  durationMilliseconds: number | null;
+  /** A still to show before playback: the first image the asset was given, else its extracted poster frame. */
+  poster: string | null;
+  images: Record<string, { Id: string | null; Name: string | null; Url: string }>;
+  chapters: { id: string; title: string | null; startSecond: number; endSecond: number }[];
+  /** Manifest URLs, carrying `token` when one was given (the token in a path segment: segments carry it too). */
+  hlsUrl: string | null;
+  dashUrl: string | null;
+  tokenRequired: boolean;
+  /** Live (a channel or event): no fixed duration, time shift applies. */
+  live: boolean;
+  settings: { devToolsAccess: boolean; analytics: boolean; codeObfuscation: boolean; cap: boolean };
+}
+
+const PLAYABLE_STATUSES = new Set(['Available', 'Live', 'Finished']);
+
+/**
+ * The playback description of a streaming asset; 404 `streaming_asset_not_found` for a missing (or another tenant's)
+ * asset. The embed player (`/player/v1/...`) answers it as the source config.
+ */
+export async function playbackSource(ctx: PlatformContext, tenantId: string, assetId: string, opts: { token?: string } = {}): Promise<PlaybackSource> {
+  const asset = await getStreamingAsset(ctx, tenantId, assetId);
+  const live = asset.type === 'LiveChannel' || asset.type === 'LiveEvent';
+  const outputs = asset.outputs.filter((o) => PLAYABLE_STATUSES.has(o.status));
+  // A channel's URLs are stable whatever its state: a player may wait on one that is about to start.
+  const candidates = outputs.length || !live ? outputs : asset.outputs;
+  const endpoints: PlayableEndpoint[] = candidates.flatMap((o) => o.endpoints);
+  const url = (format: string) => {
+    const e = endpoints.find((x) => x.format === format);
+    if (!e) return null;
+    return opts.token ? withToken(e.url, opts.token) : e.url;
+  };
+  const tenant = await tenantSettings(ctx.db, tenantId);
+  const state = (name: 'devToolsAccess' | 'analytics' | 'codeObfuscation' | 'cap') => asset.settings[name].asset ?? asset.settings[name].tenant;
+  const images = asset.images;
+  const firstImage = Object.values(images)[0]?.Url ?? (await posterUrl(ctx, tenantId, asset.id));
+  return {
+    id: asset.id,
+    type: asset.type,
+    status: asset.status,
+    title: asset.title,
+    description: asset.description,
+    durationMilliseconds: asset.durationMilliseconds,
+    poster: firstImage,
+    images,
+    chapters: asset.chapters,
+    hlsUrl: url('HLS'),
+    dashUrl: url('DASH'),
+    tokenRequired: effectiveState({ tokenRequired: asset.settings.tokenRequired.asset ?? undefined }, tenant.defaults, 'tokenRequired') === 'Enabled',
+    live,
+    settings: {
+      devToolsAccess: state('devToolsAccess') === 'Enabled',
+      analytics: state('analytics') === 'Enabled',
+      codeObfuscation: state('codeObfuscation') === 'Enabled',
+      cap: state('cap') === 'Enabled',
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import type { Queryable } from '../../db/client.ts';
+import { SETTING_NAMES, streamingAssets, streamingTenantSettings, type SettingName, type SettingState, type SettingStates } from './tables.ts';
+
+/** A new playback signing key: 256 random bits, base64url. Tokens are HS256 over its UTF-8 bytes. */
+const newSigningKey = () => randomBytes(32).toString('base64url');
+
+export type TenantSettingsRow = typeof streamingTenantSettings.$inferSelect;
+
+/** The tenant's streaming settings, created with a new signing key on first use (by whoever asks first). */
+export async function tenantSettings(db: Queryable, tenantId: string): Promise<TenantSettingsRow> {
+  const [found] = await db.select().from(streamingTenantSettings).where(eq(streamingTenantSettings.tenantId, tenantId));
+  if (found) return found;
+  await db.insert(streamingTenantSettings).values({ tenantId, signingKey: newSigningKey() }).onConflictDoNothing();
+  const [row] = await db.select().from(streamingTenantSettings).where(eq(streamingTenantSettings.tenantId, tenantId));
+  return row;
+}
+
+export const tenantState = (defaults: SettingStates, name: SettingName): SettingState => defaults[name] ?? 'Disabled';
+
+/** What applies to an asset: its own state when it has one, the tenant's default otherwise. */
+export const effectiveState = (asset: SettingStates, defaults: SettingStates, name: SettingName): SettingState => asset[name] ?? tenantState(defaults, name);
+
+/** `settings` of a streaming asset: each key with the asset's own state (null when it follows the tenant) and the tenant's. */
+export function presentSettings(asset: SettingStates, defaults: SettingStates) {
+  return Object.fromEntries(SETTING_NAMES.map((n) => [n, { asset: asset[n] ?? null, tenant: tenantState(defaults, n) }])) as Record<
+    SettingName,
+    { asset: SettingState | null; tenant: SettingState }
+  >;
+}
+
+/** What media delivery needs to decide on one asset; read on every media request, so cached per process. */
+export interface PlaybackPolicy {
+  tokenRequired: boolean;
+  cap: boolean;
+  capLimit: number;
+  signingKey: string;
+}
+
+const POLICY_CACHE_MS = 5000;
+const policies = new Map<string, { until: number; policy: PlaybackPolicy }>();
+
+export async function playbackPolicy(ctx: PlatformContext, tenantId: string, assetId: string): Promise<PlaybackPolicy> {
+  const key = `${tenantId}/${assetId}`;
+  const hit = policies.get(key);
+  if (hit && hit.until > Date.now()) return hit.policy;
+  const tenant = await tenantSettings(ctx.db, tenantId);
+  const [asset] = await ctx.db
+    .select({ settings: streamingAssets.settings })
+    .from(streamingAssets)
+    .where(and(eq(streamingAssets.tenantId, tenantId), eq(streamingAssets.assetId, assetId)));
+  const states = asset?.settings ?? {};
+  const policy = {
+    tokenRequired: effectiveState(states, tenant.defaults, 'tokenRequired') === 'Enabled',
+    cap: effectiveState(states, tenant.defaults, 'cap') === 'Enabled',
+    capLimit: tenant.capLimit,
+    signingKey: tenant.signingKey,
+  };
+  if (policies.size > 10_000) policies.clear();
+  policies.set(key, { until: Date.now() + POLICY_CACHE_MS, policy });
+  return policy;
+}
+
+/** Called after a settings change, so this process applies it at once (others within POLICY_CACHE_MS). */
+export function forgetPolicies(tenantId: string, assetId?: string): void {
+  if (assetId) policies.delete(`${tenantId}/${assetId}`);
+  else for (const key of policies.keys()) if (key.startsWith(`${tenantId}/`)) policies.delete(key);
+}

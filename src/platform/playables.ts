@@ -1,0 +1,112 @@
+import type { PlatformContext } from '../context.ts';
+
+/**
+ * The streaming catalogue's registry: each content module says how to list and read what it has that a player can
+ * play, as one `PlayableKind` in its manifest (`playables`). The platform collects them at start (`setPlayableKinds`),
+ * the way it collects event types, so the streaming module reads every kind without importing any module's tables.
+ */
+
+/** The streaming asset types of the spec (AssetResult `type`). */
+export const PLAYABLE_TYPES = ['Vod', 'LiveChannel', 'LiveEvent', 'Recording'] as const;
+export type PlayableType = (typeof PLAYABLE_TYPES)[number];
+
+/** The module of origin (AssetResult `source`). */
+export type PlayableSource = 'Vod' | 'Live' | 'Recorder';
+
+/** An EndpointInfo (spec part 1): where one format of an output plays. */
+export interface PlayableEndpoint {
+  id?: string;
+  accessType: string;
+  format: string;
+  url: string;
+  protection: string;
+  preset?: string | null;
+  manifest?: string | null;
+  durationMilliseconds?: number | null;
+  size?: number | null;
+  hasVerticalOrientation?: boolean;
+}
+
+export interface PlayableOutput {
+  id: string;
+  status: string;
+  preset: string | null;
+  expirationDate: Date | null;
+  endpoints: PlayableEndpoint[];
+}
+
+/** The base fields of a streaming asset, as the module that owns it knows them. */
+export interface Playable {
+  id: string;
+  type: PlayableType;
+  source: PlayableSource;
+  status: string;
+  title: string | null;
+  metadata: Record<string, string>;
+  /** The owning module's own labels (`key=value`); the `attributes` filter matches them. */
+  attributes: string[];
+  createDate: Date;
+  lastModificationDate: Date;
+  durationMilliseconds: number | null;
+  channelId: string | null;
+  start: Date | null;
+  end: Date | null;
+  isDrm: boolean;
+  preset: string | null;
+  outputs: PlayableOutput[];
+}
+
+/**
+ * What a kind can narrow in its own query; the catalogue applies the rest (tags, text, sorting, paging). Every field
+ * is optional and a kind may ignore one it cannot express: the catalogue checks the base fields again after it.
+ */
+export interface PlayableFilter {
+  ids?: string[];
+  channelIds?: string[];
+  statuses?: string[];
+  durationFrom?: number;
+  durationTo?: number;
+  createDateStart?: Date;
+  createDateEnd?: Date;
+  lastModificationDateStart?: Date;
+  lastModificationDateEnd?: Date;
+  attributes?: string[];
+}
+
+export interface PlayableKind {
+  type: PlayableType;
+  source: PlayableSource;
+  /** Every playable of the tenant of this kind that matches the filter. */
+  list(ctx: PlatformContext, tenantId: string, filter: PlayableFilter): Promise<Playable[]>;
+  /** One playable of the tenant, or undefined (another tenant's too). */
+  get(ctx: PlatformContext, tenantId: string, id: string): Promise<Playable | undefined>;
+  /**
+   * Where to read the asset's video to extract still frames from (a store key or a URL ffmpeg can open), when the
+   * kind has a finished one; kinds without (live) leave it out.
+   */
+  frameSource?(ctx: PlatformContext, tenantId: string, id: string): Promise<string | undefined>;
+}
+
+let kinds: readonly PlayableKind[] = [];
+
+/** Set at start from the manifests' `playables`. */
+export function setPlayableKinds(list: readonly PlayableKind[]): void {
+  const seen = new Set<string>();
+  for (const k of list) {
+    if (seen.has(k.type)) throw new Error(`two modules register the playable kind ${k.type}`);
+    seen.add(k.type);
+  }
+  kinds = [...list];
+}
+
+/** The kinds the running platform's modules register. */
+export const playableKinds = (): readonly PlayableKind[] => kinds;
+
+/** Reads one playable from whichever kind has it (ids are unique across kinds: uuids or event ids). */
+export async function findPlayable(ctx: PlatformContext, tenantId: string, id: string): Promise<{ kind: PlayableKind; playable: Playable } | undefined> {
+  for (const kind of kinds) {
+    const playable = await kind.get(ctx, tenantId, id);
+    if (playable) return { kind, playable };
+  }
+  return undefined;
+}
