@@ -11,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   live: () => import('./live.ts'),
   analytics: () => import('./analytics.ts'),
   recorder: () => import('./recorder.ts'),
+  watermark: () => import('./watermark.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

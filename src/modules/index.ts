@@ -12,6 +12,7 @@ import { recorderModule } from './recorder/manifest.ts';
 import { transcoderModule } from './transcoder/manifest.ts';
 import { streamingModule } from './streaming/manifest.ts';
 import { vodModule } from './vod/manifest.ts';
+import { watermarkingModule } from './watermarking/manifest.ts';
 
 /** Every module the platform runs. A new module is a folder with a `manifest.ts` and one line here. */
 export const MODULES: readonly PlatformModule[] = [
@@ -26,6 +27,7 @@ export const MODULES: readonly PlatformModule[] = [
   analyticsModule,
   playerModule,
   recorderModule,
+  watermarkingModule,
 ];
 
 /** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */

@@ -1,0 +1,106 @@
+import { and, desc, eq, sql } from 'drizzle-orm';
+import type { PlatformContext } from '../../context.ts';
+import { MediaError } from '../../media/ffmpeg.ts';
+import { decodeVotes } from '../../media/watermark/code.ts';
+import { align, MIN_CONTENT_MATCH, placePictures, segmentVotes, type Alignment } from '../../media/watermark/detect.ts';
+import { readGrid } from '../../media/watermark/signature.ts';
+import { recordEvent } from '../../platform/events.ts';
+import type { DetectJob } from './jobs.ts';
+import { getSettings } from './settings.service.ts';
+import { preparedPrefix } from './storageKeys.ts';
+import { watermarkingAssets, watermarkingFiles, watermarkingSessions, type DetectionRow } from './tables.ts';
+
+/** The newest prepared assets a suspect is compared with; an older leak needs a narrower search (not offered yet). */
+const MAX_CANDIDATES = 200;
+
+async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads the marks of a suspect file: finds which of the tenant's prepared assets it shows and where on that asset's
+ * timeline it starts (non-blind: against the unmarked reference), takes one vote per segment, and decodes the user
+ * number only when every bit of the code word is clear and the CRC holds; anything less is "no mark found".
+ */
+export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<void> {
+  const fileWhere = and(eq(watermarkingFiles.tenantId, j.tenantId), eq(watermarkingFiles.id, j.fileId));
+  const write = async (detection: DetectionRow, final = false) => {
+    await ctx.db.transaction(async (tx) => {
+      // Only this job's detection: a newer job for the same file replaces it.
+      const rows = await tx
+        .update(watermarkingFiles)
+        .set({ detection, lastModificationDate: new Date() })
+        .where(and(fileWhere, sql`${watermarkingFiles.detection}->>'jobId' = ${j.jobId}`))
+        .returning({ id: watermarkingFiles.id });
+      if (rows.length && final) await recordEvent(tx, j.tenantId, 'watermarking.detection.completed', { id: j.fileId, ...detection });
+    });
+  };
+  const [file] = await ctx.db.select().from(watermarkingFiles).where(fileWhere);
+  if (!file || file.detection?.jobId !== j.jobId) return;
+  const base = { jobId: j.jobId };
+  await write({ ...base, status: 'Processing', progress: 5 });
+  let grid: Buffer;
+  try {
+    grid = await readGrid(await ctx.store.readableLocation(file.fileKey));
+  } catch (e) {
+    if (!(e instanceof MediaError)) throw e;
+    return write(
+      { ...base, status: 'Error', progress: 100, message: `The file could not be read as video: ${e.message}`, completionDate: new Date().toISOString() },
+      true,
+    );
+  }
+  await write({ ...base, status: 'Processing', progress: 50 });
+
+  const settings = await getSettings(ctx.db, j.tenantId);
+  const candidates = await ctx.db
+    .select()
+    .from(watermarkingAssets)
+    .where(and(eq(watermarkingAssets.tenantId, j.tenantId), eq(watermarkingAssets.status, 'Available')))
+    .orderBy(desc(watermarkingAssets.createDate))
+    .limit(MAX_CANDIDATES);
+  let best: { asset: (typeof candidates)[number]; reference: Buffer; at: Alignment } | undefined;
+  for (const asset of candidates) {
+    const reference = await readObject(ctx, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined);
+    const at = reference && align(grid, reference);
+    if (reference && at && (!best || at.match > best.at.match)) best = { asset, reference, at };
+  }
+  const done = (d: Omit<DetectionRow, 'jobId' | 'progress'>) => write({ ...base, progress: 100, completionDate: new Date().toISOString(), ...d }, true);
+  if (!best || best.at.match < MIN_CONTENT_MATCH) {
+    return done({ status: 'NoMarkFound', message: 'The file shows none of the prepared assets', assetId: null, userNumber: null, userName: null });
+  }
+  const { asset, reference, at } = best;
+  const votes = segmentVotes(
+    grid,
+    { id: asset.id, reference, signature: asset.signature, segmentDurations: asset.segmentDurations },
+    placePictures(grid, reference, at),
+  );
+  const decoded = decodeVotes(votes, asset.userNumberBits, settings.minConfidence);
+  const confidence = Math.round(decoded.confidence * 1000) / 1000;
+  if (decoded.userNumber === undefined) {
+    return done({
+      status: 'NoMarkFound',
+      message: `Asset ${asset.id} matched, but ${decoded.reason}`,
+      assetId: asset.id,
+      userNumber: null,
+      userName: null,
+      confidence,
+    });
+  }
+  const [session] = await ctx.db
+    .select()
+    .from(watermarkingSessions)
+    .where(
+      and(eq(watermarkingSessions.tenantId, j.tenantId), eq(watermarkingSessions.assetId, asset.id), eq(watermarkingSessions.userNumber, decoded.userNumber)),
+    );
+  return done({
+    status: 'Detected',
+    assetId: asset.id,
+    userNumber: decoded.userNumber,
+    userName: session?.userName ?? null,
+    sessionId: session?.id ?? null,
+    confidence,
+    message: session ? null : 'The mark is valid but no session of this asset has that user number',
+  });
+}

@@ -1,0 +1,19 @@
+import type { PlatformModule } from '../../platform/module.ts';
+import { WATERMARKING_EVENT_TYPES } from './eventTypes.ts';
+import { watermarkingFileRoutes } from './files.routes.ts';
+import { detectJob, prepareJob, startWatermarkingWorkers } from './jobs.ts';
+import { redirectorRoutes } from './redirector.routes.ts';
+import { watermarkingRoutes } from './routes.ts';
+
+/** A/B forensic watermarking: prepared assets, sessions, the redirector, suspect files and detection. */
+export const watermarkingModule: PlatformModule = {
+  name: 'watermarking',
+  routes: async (app, ctx) => {
+    await app.register(watermarkingRoutes, { ctx });
+    await app.register(redirectorRoutes, { ctx });
+    await app.register(watermarkingFileRoutes, { ctx });
+  },
+  jobs: [prepareJob, detectJob],
+  workers: [{ roles: ['worker'], start: startWatermarkingWorkers }],
+  eventTypes: WATERMARKING_EVENT_TYPES,
+};

@@ -1,0 +1,33 @@
+import { expect, it } from 'vitest';
+import { codeLength, codeWord, decodeVotes, segmentVariants } from '../../src/media/watermark/code.ts';
+
+const votesOf = (userNumber: number, bits: number, segments: number, strength = 1) =>
+  segmentVariants(userNumber, bits, segments).map((v) => (v === 'A' ? strength : -strength));
+
+it('reads back every user number of a short code from its votes', () => {
+  for (let n = 0; n < 64; n++) expect(decodeVotes(votesOf(n, 6, 20), 6, 0.4).userNumber).toBe(n);
+  expect(codeLength(16)).toBe(24);
+  expect(codeWord(43210, 16).slice(0, 16).join('')).toBe((43210).toString(2).padStart(16, '0'));
+});
+
+it('survives a lost segment when the word repeats, and refuses a file shorter than one word', () => {
+  const votes: (number | undefined)[] = votesOf(37, 6, 30);
+  votes[3] = undefined;
+  votes[20] = undefined;
+  expect(decodeVotes(votes, 6, 0.4).userNumber).toBe(37);
+  expect(decodeVotes(votesOf(37, 6, 13), 6, 0.4)).toMatchObject({ reason: 'the file is shorter than one code word' });
+});
+
+it('never guesses: a flipped bit, weak votes, no mark and one-sided votes are all refused', () => {
+  const flipped = votesOf(37, 6, 14);
+  flipped[2] = -flipped[2];
+  expect(decodeVotes(flipped, 6, 0.4)).toMatchObject({ reason: 'the checksum does not match' });
+  expect(decodeVotes(votesOf(37, 6, 14, 0.2), 6, 0.4)).toMatchObject({ reason: 'no bit pattern stands out' });
+  expect(decodeVotes(new Array(14).fill(0.01), 6, 0.4).userNumber).toBeUndefined();
+  // A re-framed copy: every vote pushed up by the same bias.
+  const biased = votesOf(37, 6, 14).map((v) => v + 1.5);
+  expect(decodeVotes(biased, 6, 0.4).userNumber).toBeUndefined();
+  // All A and all B are no valid word (the CRC starts at 0xFF).
+  expect(decodeVotes(new Array(14).fill(1), 6, 0.4).userNumber).toBeUndefined();
+  expect(decodeVotes(new Array(14).fill(-1), 6, 0.4).userNumber).toBeUndefined();
+});
