@@ -80,6 +80,14 @@ describeEachDb('Live events API', (kind) => {
       distribution: { accessPolicyId: '0190b0a0-0000-7000-8000-0000000000aa', accessPolicyName: null },
     });
 
+    // The streaming catalogue lists it as a LiveEvent of its channel (nothing to play before start), only to its tenant.
+    const listed = await t.json('GET', `/streaming/v1/assets?types=LiveEvent&channelId=${eventBased}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((a: any) => [a.id, a.type, a.status, a.durationMilliseconds])).toEqual([[id, 'LiveEvent', 'Scheduled', 60 * MIN]]);
+    const asset = await t.json('GET', `/streaming/v1/assets/${id}`);
+    expect(asset.body).toMatchObject({ id, type: 'LiveEvent', source: 'Live', channelId: eventBased, outputs: [{ id: 'catchup', endpoints: [] }] });
+    expect((await other.json('GET', `/streaming/v1/assets/${id}`)).status).toBe(404);
+
     // PATCH answers the event; accessPolicyId null removes the policy, omitted fields stay.
     const patched = await t.json('PATCH', `/live/v1/events/${id}`, { title: 'Final', accessPolicyId: null, end: at(80 * MIN) });
     expect(patched.status).toBe(200);

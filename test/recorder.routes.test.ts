@@ -62,6 +62,25 @@ describeEachDb('Recorder routes', (kind) => {
       ['mp4-h264-download', 'Pending'],
       ['hls-h264-ladder', 'Pending'],
     ]);
+    // The streaming catalogue lists it as a Recording of its channel, and only to its tenant.
+    const listed = await t.json('GET', `/streaming/v1/assets?types=Recording&channelId=${channelId}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((a: any) => [a.id, a.type, a.source, a.channelId, a.status])).toContainEqual([
+      created.body.id,
+      'Recording',
+      'Recorder',
+      channelId,
+      'Pending',
+    ]);
+    const asset = await t.json('GET', `/streaming/v1/assets/${created.body.id}`);
+    expect(asset.body).toMatchObject({
+      id: created.body.id,
+      type: 'Recording',
+      start: body.source.liveChannelDetails.start,
+      end: body.source.liveChannelDetails.end,
+    });
+    expect(asset.body.outputs.map((o: any) => o.preset)).toEqual(['mp4-h264-download', 'hls-h264-ladder']);
+    expect((await other.json('GET', `/streaming/v1/assets/${created.body.id}`)).status).toBe(404);
     // 14 days of catch-up after the range's end.
     const days = (Date.parse(got.body.catchup.expirationTime) - Date.parse(body.source.liveChannelDetails.end)) / 86400_000;
     expect(Math.round(days)).toBe(14);

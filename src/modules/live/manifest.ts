@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { eventPlayables } from './events/playable.ts';
 import { livePlayables } from './playable.ts';
 import { registerLiveDelivery } from './delivery.ts';
 import { LIVE_EVENT_TYPES } from './events.ts';
@@ -23,6 +24,6 @@ export const liveModule: PlatformModule = {
     // The events scheduler lives with the channels it starts and stops (docs/decisions/live.md, "Events").
     { roles: ['live'], start: startEventScheduler },
   ],
-  playables: [livePlayables],
+  playables: [livePlayables, eventPlayables],
   eventTypes: LIVE_EVENT_TYPES,
 };

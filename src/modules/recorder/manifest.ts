@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { recordingPlayables } from './playable.ts';
 import { registerRecordingDelivery } from './delivery.ts';
 import { RECORDER_EVENT_TYPES } from './eventTypes.ts';
 import { archiveJob, outputJob } from './jobs.ts';
@@ -18,4 +19,5 @@ export const recorderModule: PlatformModule = {
   jobs: [archiveJob, outputJob],
   workers: [{ roles: ['worker'], start: startRecorderWorkers }],
   eventTypes: RECORDER_EVENT_TYPES,
+  playables: [recordingPlayables],
 };

@@ -7,7 +7,7 @@ import type { EventRow, EventStatus } from './tables.ts';
  * while it is Live: the playlist grows up to now; after `end` it is complete and ends). The same address before and
  * after `end`. Empty before `start`, and once the channel's retention no longer holds any of the event's segments.
  */
-async function catchupEndpoints(ctx: PlatformContext, e: EventRow & { status: EventStatus }): Promise<RangeEndpoint[]> {
+export async function catchupEndpoints(ctx: PlatformContext, e: EventRow & { status: EventStatus }): Promise<RangeEndpoint[]> {
   if (e.status === 'Scheduled') return [];
   if (e.end.getTime() + ctx.config.live.retentionSeconds * 1000 < Date.now()) return [];
   return rangeEndpoints(ctx, e.tenantId, e.channelId, e.start, e.end);
