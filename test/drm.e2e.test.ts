@@ -79,6 +79,12 @@ describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
     expect(dash.endpoints[0]).toMatchObject({ format: 'DASH', protection: 'ClearKey', type: 'DashDrm', protectionDetails: { contentId: dash.id } });
   });
 
+  it('lists the encrypted assets as isDrm in the streaming catalogue', async () => {
+    const drm = await t.json('GET', '/streaming/v1/assets?isDrm=true&types=Vod');
+    expect(drm.body.items.map((a: any) => a.id).sort()).toEqual([hls.id, dash.id, cbcs.id].sort());
+    expect((await t.json('GET', `/streaming/v1/assets/${dash.id}`)).body.isDrm).toBe(true);
+  });
+
   it('writes what players need: EXT-X-KEY in HLS, ContentProtection in the MPD, encrypted segments', async () => {
     const master = await (await fetch(hls.endpoints[0].url)).text();
     const media = master.split('\n').find((l) => l.endsWith('.m3u8') && !l.startsWith('#'))!;

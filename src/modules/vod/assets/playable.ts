@@ -25,7 +25,7 @@ function toPlayable(a: AssetRow, outputs: OutputRow[]): Playable {
     channelId: null,
     start: null,
     end: null,
-    isDrm: false,
+    isDrm: outputs.some((o) => o.endpoints.some((e) => e.isDrmProtected)),
     preset: a.preset,
     outputs: ordered.map((o) => ({ id: o.id, status: o.status, preset: o.preset, expirationDate: o.expirationDate, endpoints: o.endpoints })),
   };
