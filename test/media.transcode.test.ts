@@ -353,7 +353,8 @@ describe('audio-only, vertical and remux presets', () => {
 });
 
 describe('every catalogue preset on a tiny clip (ladder capped by the source size)', () => {
-  for (const preset of PRESETS) {
+  // Encrypted presets need a key and a license to read back: test/media.cenc.test.ts and test/drm.e2e.test.ts play them.
+  for (const preset of PRESETS.filter((p) => !p.protection)) {
     it(preset.id, async () => {
       const outDir = out();
       const input = preset.hasVerticalOrientation ? portrait : tiny;
