@@ -81,6 +81,9 @@ describe('preset catalogue', () => {
       ['hls-h264-vertical', 'video', false, false, true],
       ['audio-aac', 'audio', true, false, false],
       ['remux-hls-mp4', 'video', true, true, false],
+      ['hls-h264-ladder-aes128', 'video', false, false, false],
+      ['dash-h264-ladder-cenc', 'video', false, false, false],
+      ['dash-h264-ladder-cbcs', 'video', false, false, false],
     ]);
   });
 
