@@ -103,11 +103,12 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       const channelId = req.params.channelId.toLowerCase();
       const asked = req.params['*'];
       if (!isUuid(tenantId) || !isUuid(channelId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
+      // What does not exist is a 404 before any guard runs (a guard may read the tenant's settings).
+      if (!(await channelExists(tenantId, channelId))) throw notFound();
       // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
       const path = await admitMedia(ctx, req, reply, { delivery: 'live', tenantId, assetId: channelId, path: asked });
       if (path === undefined) return reply;
       if (!path) throw notFound();
-      if (!(await channelExists(tenantId, channelId))) throw notFound();
       if (path.startsWith('range/')) {
         reply.headers(CORS);
         if (await serveRange(ctx, reply, tenantId, channelId, path, req.method === 'HEAD')) return reply;

@@ -38,15 +38,16 @@ export function registerVodDelivery(app: FastifyInstance, ctx: PlatformContext):
       const { tenantId, assetId, outputId } = req.params;
       const asked = req.params['*'];
       if (!isUuid(tenantId) || !isUuid(assetId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '')) throw notFound();
-      // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
-      const path = await admitMedia(ctx, req, reply, { delivery: 'vod', tenantId: tenantId.toLowerCase(), assetId: assetId.toLowerCase(), path: asked });
-      if (path === undefined) return reply;
-      if (!path) throw notFound();
+      // What does not exist is a 404 before any guard runs (a guard may read the tenant's settings).
       const [output] = await ctx.db
         .select({ status: vodOutputs.status })
         .from(vodOutputs)
         .where(and(eq(vodOutputs.tenantId, tenantId), eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)));
       if (output?.status !== 'Available') throw notFound();
+      // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
+      const path = await admitMedia(ctx, req, reply, { delivery: 'vod', tenantId: tenantId.toLowerCase(), assetId: assetId.toLowerCase(), path: asked });
+      if (path === undefined) return reply;
+      if (!path) throw notFound();
       const key = `${outputPrefix(tenantId, assetId, outputId)}${path}`;
       const info = await ctx.store.head(key);
       if (!info) throw notFound();
