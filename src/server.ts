@@ -10,6 +10,7 @@ import { MODULES, moduleEventTypes, setModuleCatalogues } from './modules/index.
 import { setEventCatalogue } from './platform/events.ts';
 import { ListCache } from './platform/listCache.ts';
 import { platformLogger, type LoggerSetting } from './platform/logger.ts';
+import { shutdownStep } from './platform/shutdown.ts';
 import { Metrics } from './platform/metrics.ts';
 import type { ProcessRole } from './platform/module.ts';
 import { openObjectStore } from './storage/open.ts';
@@ -21,6 +22,11 @@ export interface Platform {
   adminToken: string;
   close(): Promise<void>;
 }
+
+/** How long requests in flight get to finish on close before their connections are cut. */
+const HTTP_GRACE_MS = 5_000;
+/** The most one step of closing (the HTTP server, a worker, the job queue) may take before close goes on without it. */
+const STEP_MS = 15_000;
 
 /** Whether a process of this role runs work meant for `roles`: `all` runs every role's. */
 const runsRole = (role: Config['role'], roles: readonly ProcessRole[]) => role === 'all' || roles.includes(role);
@@ -40,6 +46,7 @@ export async function openPlatform(
   let database: Database | undefined;
   let jobs: JobQueue | undefined;
   const stopWorkers: (() => Promise<void>)[] = [];
+  const stopNames: string[] = [];
   try {
     setEventCatalogue(moduleEventTypes());
     setModuleCatalogues();
@@ -59,10 +66,13 @@ export async function openPlatform(
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: logRequests });
-    for (const worker of MODULES.flatMap((m) => m.workers ?? [])) {
+    for (const { module, worker } of MODULES.flatMap((module) => (module.workers ?? []).map((worker) => ({ module, worker })))) {
       if (!runsRole(config.role, worker.roles)) continue;
       const stop = await worker.start(ctx);
-      if (stop) stopWorkers.push(stop);
+      if (stop) {
+        stopWorkers.push(stop);
+        stopNames.push(`${module.name}/${worker.start.name}`);
+      }
     }
     const queue = jobs;
     return {
@@ -71,10 +81,14 @@ export async function openPlatform(
       ctx,
       adminToken: admin.token,
       close: async () => {
-        await app.close();
-        for (const stop of stopWorkers) await stop();
-        await queue.stop();
-        await store.close();
+        // Requests still running after the grace lose their connection; the app's own onClose hooks still run.
+        await shutdownStep(log, 'HTTP server', STEP_MS, async () => {
+          const cut = setTimeout(() => app.server.closeAllConnections(), HTTP_GRACE_MS);
+          await app.close().finally(() => clearTimeout(cut));
+        });
+        for (const [i, stop] of stopWorkers.entries()) await shutdownStep(log, `worker ${stopNames[i]}`, STEP_MS, stop);
+        await shutdownStep(log, 'job queue', STEP_MS, () => queue.stop());
+        await shutdownStep(log, 'object store', STEP_MS, () => store.close());
         await opened.close();
         release();
       },
