@@ -84,6 +84,23 @@ for (const kind of STORES) {
       await expect(store.listParts('t/m/aborted.bin', uploadId)).rejects.toMatchObject({ code: 'NoSuchUpload' });
     });
 
+    it('copies an object inside the store: an independent copy that replaces the target and outlives the original', async () => {
+      const bytes = randomBytes(30_000);
+      await store.putObject('t/x/seg.m4s', bytes, 'video/iso.segment');
+      await store.putObject('t/y/seg.m4s', 'older object at the target');
+      expect(await store.copy('t/x/seg.m4s', 't/y/seg.m4s')).toEqual({ size: bytes.length });
+      expect(await read(await store.getStream('t/y/seg.m4s'))).toEqual(bytes);
+      // Into a prefix that has nothing yet (on fs: a directory that does not exist).
+      await store.copy('t/x/seg.m4s', 't/z/deep/seg.m4s');
+      // Replacing the original leaves the copies as they were; deleting it too.
+      await store.putObject('t/x/seg.m4s', 'replaced');
+      expect(await read(await store.getStream('t/y/seg.m4s'))).toEqual(bytes);
+      await store.delete('t/x/seg.m4s');
+      expect(await read(await store.getStream('t/z/deep/seg.m4s'))).toEqual(bytes);
+      await expect(store.copy('t/x/seg.m4s', 't/y/other.m4s')).rejects.toMatchObject({ code: 'NoSuchKey' });
+      expect(await store.head('t/y/other.m4s')).toBeUndefined();
+    });
+
     it('deletes one object, and every object under a prefix', async () => {
       await store.putObject('t/d/1.ts', 'a');
       await store.putObject('t/d/sub/2.ts', 'b');

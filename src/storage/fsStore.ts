@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -150,6 +150,29 @@ export class FsObjectStore implements ObjectStore {
 
   verifyGetUrl(key: string, expires: number, downloadName: string | undefined, signature: string): boolean {
     return this.signer.verify(['GET', key, expires, downloadName ?? ''], signature);
+  }
+
+  /**
+   * A hard link made beside the target and renamed over it (atomic, as every write here). Objects are replaced whole,
+   * never written in place, so the two names stay independent copies; a data directory split over devices (EXDEV) or a
+   * file system without links gets a byte copy instead.
+   */
+  async copy(from: string, to: string): Promise<{ size: number }> {
+    const source = this.path(from);
+    const s = await stat(source).catch(() => undefined);
+    if (!s?.isFile()) throw new StoreError('NoSuchKey', `object ${from} does not exist`);
+    if (from === to) return { size: s.size };
+    await this.writeAtomically(to, async (tmp) => {
+      try {
+        await link(source, tmp);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') throw new StoreError('NoSuchKey', `object ${from} does not exist`);
+        if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK') throw e;
+        await copyFile(source, tmp);
+      }
+    });
+    return { size: s.size };
   }
 
   async delete(key: string): Promise<void> {

@@ -49,6 +49,13 @@ export interface ObjectStore {
   /** A path ffmpeg can read: the file itself on fs, a presigned GET URL on S3. */
   readableLocation(key: string): Promise<string>;
   presignGet(key: string, expiresInSeconds: number, downloadName?: string): Promise<string>;
+  /**
+   * Copies an object inside the store without its bytes passing through the platform (S3: `CopyObject`; fs: a hard
+   * link, a byte copy where the link cannot be made), replacing `to`; answers the size. Objects are never changed in
+   * place (every write replaces the whole object), so a copy sharing its bytes with the original stays a copy.
+   * A missing `from` is a StoreError `NoSuchKey`.
+   */
+  copy(from: string, to: string): Promise<{ size: number }>;
   delete(key: string): Promise<void>;
   /** Deletes every object under a prefix (an asset's outputs, a tenant's files). */
   deletePrefix(prefix: string): Promise<void>;

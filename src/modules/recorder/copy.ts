@@ -1,18 +1,8 @@
 import type { PlatformContext } from '../../context.ts';
-import { contentTypeOf } from '../../storage/contentTypes.ts';
 
-/** Reads a whole object (segments and playlists are small). */
-export async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** Copies one object byte for byte (never re-encoded); answers its size. */
+/** Copies one object inside the store (never re-encoded, its bytes never pass through here); answers its size. */
 export async function copyObject(ctx: PlatformContext, from: string, to: string): Promise<number> {
-  const body = await readObject(ctx, from);
-  await ctx.store.putObject(to, body, contentTypeOf(to));
-  return body.length;
+  return (await ctx.store.copy(from, to)).size;
 }
 
 /** Runs `work` over `items`, `limit` at a time. */
