@@ -260,9 +260,7 @@ export class S3ObjectStore implements ObjectStore {
       return { size: info.size };
     }
     const source = `${this.bucket}/${this.k(from)}`.split('/').map(encodeURIComponent).join('/');
-    await this.client
-      .send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.k(to), CopySource: source, MetadataDirective: 'COPY' }))
-      .catch(translate);
+    await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.k(to), CopySource: source, MetadataDirective: 'COPY' })).catch(translate);
     return { size: info.size };
   }
 

@@ -1,11 +1,13 @@
-import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
+import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { masterTracks, rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
-import { channelPrefix, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
+import { channelPrefix, DASH_MANIFEST, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
 
 /**
  * A channel's timeline (`timeline.tables.ts`) as ranges: what the Recorder copies and what an event's catch-up plays.
@@ -18,7 +20,7 @@ export type TimelineSegment = typeof liveTimelineSegments.$inferSelect;
 export interface RangeEndpoint {
   id: string;
   accessType: 'Http';
-  format: 'HLS';
+  format: 'HLS' | 'DASH';
   url: string;
   protection: 'None';
   manifest: string;
@@ -38,8 +40,10 @@ export const rangePath = (start: Date, end: Date | undefined): string => `range/
 
 /**
  * The playable addresses of a range of a channel's timeline: an HLS playlist of exactly the segments that overlap
- * it, growing while the range runs (an EVENT playlist), with the end tag once it is over. Across an input loss or a
- * channel restart it carries a discontinuity (the slate is in the timeline, so the range is never split).
+ * it, growing while the range runs (an EVENT playlist), with the end tag once it is over; and, when the channel has a
+ * DASH endpoint, an MPD over the same segments (dynamic while the range runs, static once it is over). Across an input
+ * loss or a channel restart they carry a discontinuity, a new Period (the slate is in the timeline, so the range is
+ * never split).
  */
 export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, channelId: string, start: Date, end: Date | undefined): Promise<RangeEndpoint[]> {
   const [row] = await ctx.db
@@ -47,10 +51,27 @@ export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, cha
     .from(liveChannels)
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
   if (!row) return [];
-  const url = mediaUrl(ctx.config, tenantId, channelId, rangePath(start, end) + MASTER_PLAYLIST);
   const vertical = row.endpoints.some((e) => e.hasVerticalOrientation);
-  // DASH of a range is not made yet (docs/decisions/recorder.md): an HLS endpoint whatever the channel's types.
-  return [{ id: 'hls', accessType: 'Http', format: 'HLS', url, protection: 'None', manifest: url, hasVerticalOrientation: vertical }];
+  const endpoint = (id: 'hls' | 'dash', format: 'HLS' | 'DASH', file: string): RangeEndpoint => {
+    const url = mediaUrl(ctx.config, tenantId, channelId, rangePath(start, end) + file);
+    return { id, accessType: 'Http', format, url, protection: 'None', manifest: url, hasVerticalOrientation: vertical };
+  };
+  const out = [endpoint('hls', 'HLS', MASTER_PLAYLIST)];
+  if (hasDash(row.endpoints)) out.push(endpoint('dash', 'DASH', DASH_MANIFEST));
+  return out;
+}
+
+/** Whether a channel's endpoints include DASH (its live output then has an MPD, and so do its ranges). */
+export const hasDash = (endpoints: { type: string }[]): boolean => endpoints.some((e) => e.type.startsWith('Dash'));
+
+/** Of these channels of the tenant, the ones that have a DASH endpoint (a recording lists DASH when its channel does). */
+export async function channelsWithDash(ctx: PlatformContext, tenantId: string, channelIds: string[]): Promise<Set<string>> {
+  if (channelIds.length === 0) return new Set();
+  const rows = await ctx.db
+    .select({ id: liveChannels.id, endpoints: liveChannels.endpoints })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), inArray(liveChannels.id, [...new Set(channelIds)])));
+  return new Set(rows.filter((r) => hasDash(r.endpoints)).map((r) => r.id));
 }
 
 /** The segments of one track (or every track) that overlap [startMs, endMs), in order. */
@@ -87,7 +108,7 @@ export async function channelMaster(ctx: PlatformContext, tenantId: string, chan
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export { channelPrefix, masterTracks };
+export { channelPrefix, masterTracks, rangeDashTracks };
 
 /** Whether a track's segments reach the range's end, or the range ended long enough ago: its playlist is final. */
 export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'durationMs'>[], endMs: number | undefined, now = Date.now()): boolean {
@@ -96,7 +117,7 @@ export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'duration
   return (last !== undefined && last.startMs + last.durationMs >= endMs) || now > endMs + RANGE_SETTLE_MS;
 }
 
-const RANGE = /^range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.m3u8$/;
+const RANGE = /^range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.(m3u8|mpd)$/;
 
 /**
  * Answers `GET /media/live/{tenant}/{channel}/range/{startMs}-{endMs|now}/{master|track}.m3u8`, rendered from the
@@ -119,20 +140,46 @@ export async function serveRange(
   const name = m[3]!;
   const master = await channelMaster(ctx, tenantId, channelId);
   if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
+  const prefix = channelPrefix(tenantId, channelId);
+  const isOver = async (segments: TimelineSegment[]) =>
+    rangeEnded(segments, endMs) || (endMs !== undefined && Date.now() >= endMs && !(await channelRunning(ctx, tenantId, channelId)));
+  const toRange = (s: TimelineSegment) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
   let body: string;
-  if (name === 'master') body = master;
+  let type = 'application/vnd.apple.mpegurl';
+  if (m[4] === 'mpd') {
+    if (`${name}.mpd` !== DASH_MANIFEST) throw new ApiError(404, 'media_not_found', 'No such media file');
+    const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs);
+    const tracks = await rangeDashTracks(
+      master,
+      segments.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence, decodeTime: s.decodeTime })),
+      (uri) => readObject(ctx, prefix + uri.replace(/^(\.\.\/)+/, '')),
+    );
+    // Over when every track is (a track that has no segment yet is not).
+    const over = (await Promise.all(masterTracks(master).map((t) => isOver(segments.filter((s) => s.track === t))))).every(Boolean);
+    body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds: ctx.config.live.segmentSeconds, now: Date.now(), clock: { direct: true } });
+    type = 'application/dash+xml';
+  } else if (name === 'master') body = master;
   else {
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
-    const ended = rangeEnded(segments, endMs) || (endMs !== undefined && Date.now() >= endMs && !(await channelRunning(ctx, tenantId, channelId)));
-    body = rangeMediaPlaylist(
-      segments.map((s) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run })),
-      { type: 'EVENT', ended, segmentSeconds: ctx.config.live.segmentSeconds },
-    );
+    body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds: ctx.config.live.segmentSeconds });
   }
-  reply.headers({ 'content-type': 'application/vnd.apple.mpegurl', 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
+  reply.headers({ 'content-type': type, 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));
   return true;
+}
+
+/** A whole object of the store, or undefined when it is gone (init segments and playlists are small). */
+export async function readObject(ctx: PlatformContext, key: string): Promise<Buffer | undefined> {
+  try {
+    const chunks: Buffer[] = [];
+    for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  } catch (e) {
+    // Deleted by the channel's retention meanwhile: as good as never there.
+    if ((e as { code?: string }).code === 'NoSuchKey') return undefined;
+    throw e;
+  }
 }
 
 /** Whether the tenant has this channel (other modules refer to channels by id). */

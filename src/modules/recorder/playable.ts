@@ -2,17 +2,24 @@ import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
-import { catchupPlayable, hlsEndpoint, type OutputRow, type RecordingRow } from './present.ts';
+import { channelsWithDash } from '../live/timeline.ts';
+import { catchupPlayable, copyEndpoints, type OutputRow, type RecordingRow } from './present.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
 
 /**
  * A recording's playable outputs: its catch-up copy and its archive while they play (ids `catchup` and `archive`),
  * then its transcoded outputs.
  */
-function outputsOf(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[]): PlayableOutput[] {
+function outputsOf(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[], dash: boolean): PlayableOutput[] {
   const copies: PlayableOutput[] = [];
   if (catchupPlayable(r)) {
-    copies.push({ id: 'catchup', status: r.status, preset: null, expirationDate: r.catchupExpirationTime, endpoints: [hlsEndpoint(ctx.config, r, 'media')] });
+    copies.push({
+      id: 'catchup',
+      status: r.status,
+      preset: null,
+      expirationDate: r.catchupExpirationTime,
+      endpoints: copyEndpoints(ctx.config, r, 'media', dash),
+    });
   }
   if (r.archive.status === 'Available') {
     copies.push({
@@ -20,7 +27,7 @@ function outputsOf(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[]):
       status: 'Available',
       preset: null,
       expirationDate: r.archive.expirationDate ? new Date(r.archive.expirationDate) : null,
-      endpoints: [hlsEndpoint(ctx.config, r, 'archive')],
+      endpoints: copyEndpoints(ctx.config, r, 'archive', dash),
     });
   }
   const transcoded = [...outputs]
@@ -29,7 +36,7 @@ function outputsOf(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[]):
   return [...copies, ...transcoded];
 }
 
-function toPlayable(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[]): Playable {
+function toPlayable(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[], dash: boolean): Playable {
   return {
     id: r.id,
     type: 'Recording',
@@ -46,7 +53,7 @@ function toPlayable(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[])
     end: r.end,
     isDrm: false,
     preset: outputs[0]?.preset ?? null,
-    outputs: outputsOf(ctx, r, outputs),
+    outputs: outputsOf(ctx, r, outputs, dash),
   };
 }
 
@@ -57,11 +64,17 @@ async function withOutputs(ctx: PlatformContext, tenantId: string, rows: Recordi
     .select()
     .from(recorderOutputs)
     .where(and(eq(recorderOutputs.tenantId, tenantId), inArray(recorderOutputs.recordingId, ids)));
+  const dash = await channelsWithDash(
+    ctx,
+    tenantId,
+    rows.map((r) => r.channelId),
+  );
   return rows.map((r) =>
     toPlayable(
       ctx,
       r,
       outputs.filter((o) => o.recordingId === r.id),
+      dash.has(r.channelId),
     ),
   );
 }

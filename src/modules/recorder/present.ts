@@ -6,20 +6,32 @@ export type RecordingRow = typeof recorderRecordings.$inferSelect;
 export type OutputRow = typeof recorderOutputs.$inferSelect;
 
 export const MASTER = 'master.m3u8';
+export const MPD = 'manifest.mpd';
 
-/** An HLS endpoint of a recorded copy (`media` for catch-up, `archive`). */
-export function hlsEndpoint(config: Config, r: Pick<RecordingRow, 'tenantId' | 'id' | 'durationMilliseconds'>, part: 'media' | 'archive'): EndpointRow {
-  const url = recordingUrl(config.publicUrl.origin, r.tenantId, r.id, part, MASTER);
-  return {
-    id: part === 'media' ? 'catchup-hls' : 'archive-hls',
-    accessType: 'Http',
-    format: 'HLS',
-    url,
-    protection: 'None',
-    ...(r.durationMilliseconds != null ? { durationMilliseconds: r.durationMilliseconds } : {}),
-    manifest: url,
-    hasVerticalOrientation: false,
+/**
+ * The endpoints of a recorded copy (`media` for catch-up, `archive`): HLS, and DASH over the same segments when the
+ * recording's channel has a DASH endpoint.
+ */
+export function copyEndpoints(
+  config: Config,
+  r: Pick<RecordingRow, 'tenantId' | 'id' | 'durationMilliseconds'>,
+  part: 'media' | 'archive',
+  dash: boolean,
+): EndpointRow[] {
+  const endpoint = (format: 'HLS' | 'DASH', file: string): EndpointRow => {
+    const url = recordingUrl(config.publicUrl.origin, r.tenantId, r.id, part, file);
+    return {
+      id: `${part === 'media' ? 'catchup' : 'archive'}-${format.toLowerCase()}`,
+      accessType: 'Http',
+      format,
+      url,
+      protection: 'None',
+      ...(r.durationMilliseconds != null ? { durationMilliseconds: r.durationMilliseconds } : {}),
+      manifest: url,
+      hasVerticalOrientation: false,
+    };
   };
+  return dash ? [endpoint('HLS', MASTER), endpoint('DASH', MPD)] : [endpoint('HLS', MASTER)];
 }
 
 /** The catch-up address plays while the recording is (being) recorded and its expiration time has not passed. */
@@ -39,7 +51,8 @@ function presentOutput(o: OutputRow) {
 }
 
 /** The spec's Recording. */
-export function presentRecording(config: Config, r: RecordingRow, outputs: OutputRow[]) {
+/** `dash`: the recording's channel has a DASH endpoint (its copies then have an MPD too). */
+export function presentRecording(config: Config, r: RecordingRow, outputs: OutputRow[], dash: boolean) {
   const a = r.archive;
   return {
     id: r.id,
@@ -48,7 +61,7 @@ export function presentRecording(config: Config, r: RecordingRow, outputs: Outpu
     catchup: {
       enabled: r.catchupEnabled,
       expirationTime: r.catchupExpirationTime,
-      endpoints: catchupPlayable(r) ? [hlsEndpoint(config, r, 'media')] : [],
+      endpoints: catchupPlayable(r) ? copyEndpoints(config, r, 'media', dash) : [],
     },
     archive: {
       enabled: a.enabled,
@@ -56,7 +69,7 @@ export function presentRecording(config: Config, r: RecordingRow, outputs: Outpu
       public: a.public,
       expirationDate: a.expirationDate,
       status: a.status,
-      endpoints: a.status === 'Available' ? [hlsEndpoint(config, r, 'archive')] : [],
+      endpoints: a.status === 'Available' ? copyEndpoints(config, r, 'archive', dash) : [],
       archivisationCompletedDate: a.archivisationCompletedDate,
     },
     outputs: [...outputs].sort((x, y) => +x.createDate - +y.createDate).map(presentOutput),

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
+import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
 import {
   channelMaster,
@@ -8,15 +9,17 @@ import {
   channelRunning,
   masterTracks,
   RANGE_SETTLE_MS,
+  rangeDashTracks,
   rangeEnded,
   rangeSegments,
+  readObject,
   type TimelineSegment,
 } from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { outputJob } from './jobs.ts';
-import { MASTER, type RecordingRow } from './present.ts';
+import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
-import { mediaPrefix } from './storageKeys.ts';
+import { archivePrefix, mediaPrefix, recordingUrl } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
 
 /** One recording's copy is claimed by one worker at a time; a claim not renewed for this long is taken over. */
@@ -28,17 +31,34 @@ const OPEN_RANGE_QUIET_MS = 5000;
 
 type SegmentRow = typeof recorderSegments.$inferSelect;
 
-/** The recording's playlists, from what it has copied: `EVENT` (appended to) until recorded, then with the end tag. */
+/**
+ * The recording's playlists, from what it has copied: `EVENT` (appended to) until recorded, then with the end tag;
+ * and its MPD over the same segments, dynamic until recorded, then static.
+ */
 export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, prefix: string, tracks: string[], o: { type: 'EVENT' | 'VOD'; ended: boolean }) {
   const rows = await recordedSegments(ctx, rec.id);
+  const segmentSeconds = ctx.config.live.segmentSeconds;
+  const toRange = (s: SegmentRow) => ({ uri: s.key, initUri: s.initKey, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
   for (const track of tracks) {
-    const segs = rows.filter((s) => s.track === track);
-    const body = rangeMediaPlaylist(
-      segs.map((s) => ({ uri: s.key, initUri: s.initKey, startMs: s.startMs, durationMs: s.durationMs, run: s.run })),
-      { ...o, segmentSeconds: ctx.config.live.segmentSeconds },
-    );
+    const body = rangeMediaPlaylist(rows.filter((s) => s.track === track).map(toRange), { ...o, segmentSeconds });
     await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
   }
+  const master = await readObject(ctx, prefix + MASTER);
+  if (!master || rows.length === 0) return;
+  const dashTracks = await rangeDashTracks(
+    master.toString('utf8'),
+    rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
+    (uri) => readObject(ctx, prefix + uri),
+  );
+  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
+  const mpd = rangeMpd(dashTracks, {
+    type: o.ended ? 'static' : 'dynamic',
+    segmentSeconds,
+    now: Date.now(),
+    // Stored as a file: the player asks the delivery for the time (the Date of a HEAD of the MPD itself).
+    clock: { headUrl: recordingUrl(ctx.config.publicUrl.origin, rec.tenantId, rec.id, part, MPD) },
+  });
+  await ctx.store.putObject(prefix + MPD, mpd, 'application/dash+xml');
 }
 
 export const recordedSegments = (ctx: PlatformContext, recordingId: string): Promise<SegmentRow[]> =>

@@ -9,7 +9,7 @@ import { arrayParam, dateRange, hasAllAttributes, hasAllTags, oneOf, textSearch 
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { channelExists } from '../live/timeline.ts';
+import { channelExists, channelsWithDash } from '../live/timeline.ts';
 import { presetById } from '../transcoder/service.ts';
 import type { RecorderEventType } from './eventTypes.ts';
 import { outputJob } from './jobs.ts';
@@ -127,7 +127,8 @@ export async function recordingRow(db: Queryable, tenantId: string, id: string, 
 export async function getRecording(ctx: PlatformContext, tenantId: string, id: string) {
   const row = await recordingRow(ctx.db, tenantId, id);
   const outputs = await ctx.db.select().from(recorderOutputs).where(eq(recorderOutputs.recordingId, row.id));
-  return presentRecording(ctx.config, row, outputs);
+  const dash = (await channelsWithDash(ctx, tenantId, [row.channelId])).has(row.channelId);
+  return presentRecording(ctx.config, row, outputs, dash);
 }
 
 const SORTS = {
