@@ -1,9 +1,11 @@
 import { createServer } from 'node:net';
 import { eq } from 'drizzle-orm';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { rangeEndpoints, rangeSegments } from '../src/modules/live/timeline.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
+import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -13,6 +15,8 @@ import { until } from './helpers/until.ts';
  * still one recording), one in the future and one in the past each play as a catch-up stream of the range's length;
  * the channel's own range playlist plays the same range; the archive plays after the channel's own segments are gone;
  * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
+ * Headless Chromium plays a recording's catch-up and an event's catch-up with hls.js and with dash.js (the channel has
+ * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over).
  */
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -31,6 +35,8 @@ describeEachDb('Recorder end to end', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let browser: Browser | undefined;
+  let page: Awaited<ReturnType<typeof servePlayerPage>> | undefined;
 
   beforeAll(async () => {
     p = await startPlatform(kind, {
@@ -41,8 +47,11 @@ describeEachDb('Recorder end to end', (kind) => {
       MEDIAPLANE_LIVE_RETENTION_SECONDS: '40',
     });
     t = await p.createTenant();
+    [browser, page] = await Promise.all([launchBrowser(), servePlayerPage()]);
   });
   afterAll(async () => {
+    await browser?.close();
+    await page?.close();
     await encoder?.stop();
     await p?.stop();
   });
@@ -92,9 +101,17 @@ describeEachDb('Recorder end to end', (kind) => {
       (r) => r.status === 'Live',
       { timeoutMs: 30_000, everyMs: 200, what: 'the running recording goes Live' },
     );
-    // While it runs, its catch-up address already plays (a growing EVENT playlist).
+    // While it runs, its catch-up address already plays (a growing EVENT playlist, a dynamic MPD).
     const live = await get(running);
-    expect(live.catchup.endpoints[0]).toMatchObject({ format: 'HLS', accessType: 'Http' });
+    expect(live.catchup.endpoints.map((e: any) => [e.id, e.format, e.accessType])).toEqual([
+      ['catchup-hls', 'HLS', 'Http'],
+      ['catchup-dash', 'DASH', 'Http'],
+    ]);
+    await until(
+      async () => (await fetch(live.catchup.endpoints[1].url)).text(),
+      (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
+      { timeoutMs: 30_000, everyMs: 300, what: 'the running recording has a dynamic MPD' },
+    );
 
     const available = (id: string) =>
       until(
@@ -124,6 +141,33 @@ describeEachDb('Recorder end to end', (kind) => {
       expect(played).toBeLessThanOrEqual(seconds + 2 * SEGMENT_S + 0.2);
       expect(Math.abs(r.durationMilliseconds / 1000 - played)).toBeLessThan(0.5);
     }
+    // An event over the latest range (the channel's own segments of it outlive the players by the most): its catch-up
+    // lists the range's HLS and DASH addresses.
+    const event = await t.json('POST', '/live/v1/events', { channelId, start: at(RUNNING_S + 2), end: at(RUNNING_S + 6), title: 'event' });
+    expect(event.status, JSON.stringify(event.body)).toBe(200);
+    const eventCatchup = (await t.json('GET', `/live/v1/events/${event.body.id}`)).body.catchup.endpoints as any[];
+    expect(eventCatchup.map((e) => e.format)).toEqual(['HLS', 'DASH']);
+    expect(eventCatchup[1].url).toBe(eventCatchup[0].url.replace('master.m3u8', 'manifest.mpd'));
+    expect(eventCatchup[1].url).toContain(`/range/${t0 + (RUNNING_S + 2) * 1000}-${t0 + (RUNNING_S + 6) * 1000}/`);
+    const recMpd = await (await fetch(rec.catchup.endpoints[1].url)).text();
+    expect(recMpd).toContain('type="static"');
+    expect(await (await fetch(eventCatchup[1].url)).text()).toContain('type="static"');
+    // The MPDs are as long as the HLS playlists of the same segments.
+    expect(Math.abs((await duration(rec.catchup.endpoints[1].url)) - (await duration(catchup)))).toBeLessThan(0.5);
+    expect(Math.abs((await duration(eventCatchup[1].url)) - (await duration(eventCatchup[0].url)))).toBeLessThan(0.5);
+    // Both players play both catch-ups: the recording's copy and the event's range of the channel's timeline.
+    for (const [what, url, player] of [
+      ['event HLS', eventCatchup[0].url, 'hls'],
+      ['event DASH', eventCatchup[1].url, 'dash'],
+      ['recording HLS', catchup, 'hls'],
+      ['recording DASH', rec.catchup.endpoints[1].url, 'dash'],
+    ] as const) {
+      const playback = await play(browser!, page!.url, url, { player, seconds: 2 });
+      console.log(`${what}: playhead ${playback.times.map((x) => x.toFixed(2)).join(' ')} (${playback.videoWidth}x${playback.videoHeight})`);
+      expect(playback.error, what).toBeUndefined();
+      expect(playback.videoHeight, what).toBeGreaterThan(0);
+      expect(playback.times.at(-1)!, what).toBeGreaterThan(playback.times[0]!);
+    }
     const failedRec = await until(
       () => get(failed),
       (r) => r.status === 'Error',
@@ -133,12 +177,14 @@ describeEachDb('Recorder end to end', (kind) => {
 
     // The encoder drops and comes back: the slate fills in; a recording across it is one, with a discontinuity at each
     // change of run (ranges taken from the timeline itself: on a loaded machine the encoder lags the wall clock).
+    // From a little before the drop (what came long before may be past the 40 s retention by now).
+    const since = Date.now() - 5000;
     await encoder.stop();
     await until(internalStatus, (s) => s === 'InputLost', { timeoutMs: 60_000, everyMs: 200 });
     encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
     await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const runs = async () => {
-      const rows = await rangeSegments(p.ctx, t.id, channelId, t0, undefined, '144p');
+      const rows = await rangeSegments(p.ctx, t.id, channelId, since, undefined, '144p');
       return [...new Set(rows.map((s) => s.run))].map((run) => rows.filter((s) => s.run === run));
     };
     const [first, , third] = await until(runs, (r) => r.length >= 3 && r[2]!.length >= 2, { timeoutMs: 60_000, everyMs: 300, what: 'live, slate, live' });
