@@ -16,7 +16,7 @@ import {
   type TimelineSegment,
 } from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
-import { outputJob } from './jobs.ts';
+import { archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
 import { archivePrefix, mediaPrefix, recordingUrl } from './storageKeys.ts';
@@ -199,9 +199,12 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
     );
     const end = rec.end ?? new Date(Math.max(...rows.map((s) => s.startMs + s.durationMs)));
     const archive = { ...rec.archive };
+    // An archive already due (no delay, or a range that ended long ago) is queued now, not at the next pass.
+    let archiveNow = false;
     if (archive.enabled) {
-      archive.status = 'Pending';
       archive.dueAt = new Date(end.getTime() + archive.delaySeconds * 1000).toISOString();
+      archiveNow = Date.parse(archive.dueAt) <= Date.now();
+      archive.status = archiveNow ? 'Processing' : 'Pending';
     }
     const done = await tx
       .update(recorderRecordings)
@@ -210,6 +213,10 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
       .returning({ id: recorderRecordings.id });
     if (!done.length) return;
     await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.available', { id: rec.id, durationMilliseconds });
+    if (archiveNow) {
+      await recordRecorderEvent(tx, rec.tenantId, 'recorder.archive.processing', { id: rec.id });
+      await ctx.jobs.send(archiveJob, { tenantId: rec.tenantId, recordingId: rec.id }, { tx });
+    }
     const queued = await tx
       .update(recorderOutputs)
       .set({ status: 'Queued' })
