@@ -194,6 +194,12 @@ describeEachDb('Live events API', (kind) => {
         protection: 'None',
         url: expect.stringMatching(new RegExp(`/media/live/${u.id}/${b}/range/${Date.parse(liveEvent.start)}-${Date.parse(liveEvent.end)}/master\\.m3u8$`)),
       }),
+      // The channel has the default endpoints, DASH among them: the range's MPD over the same segments.
+      expect.objectContaining({
+        id: 'dash',
+        format: 'DASH',
+        url: expect.stringMatching(new RegExp(`/media/live/${u.id}/${b}/range/${Date.parse(liveEvent.start)}-${Date.parse(liveEvent.end)}/manifest\\.mpd$`)),
+      }),
     ]);
     expect(await ids('?sort=Start&desc=true')).toEqual([next, live, past]);
     expect(await ids('?sort=Metadata.Title')).toEqual([live, next, past]);
