@@ -4,6 +4,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { rangeEndpoints, rangeSegments } from '../src/modules/live/timeline.ts';
+import { signPlaybackToken } from '../src/modules/streaming/tokens.ts';
+import { withToken } from '../src/platform/playback.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
@@ -13,7 +15,8 @@ import { until } from './helpers/until.ts';
 /**
  * Recordings of a real channel (ffmpeg pushing RTMP): a range that is running (the encoder drops and reconnects in it:
  * still one recording), one in the future and one in the past each play as a catch-up stream of the range's length;
- * the channel's own range playlist plays the same range; the archive plays after the channel's own segments are gone;
+ * the channel's own range playlist plays the same range; the archive plays after the channel's own segments are gone
+ * (with a playback token until it is made public);
  * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
  * Headless Chromium plays a recording's catch-up and an event's catch-up with hls.js and with dash.js (the channel has
  * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over).
@@ -226,8 +229,20 @@ describeEachDb('Recorder end to end', (kind) => {
       (s) => s.length === 0,
       { timeoutMs: 60_000, everyMs: 500, what: "the channel's segments of the range are pruned" },
     );
-    const archivedSeconds = await duration(archived.archive.endpoints[0].url);
+    // Not `archive.public`: it plays with a playback token for the recording (the tenant's signing key), only.
+    const archiveUrl = archived.archive.endpoints[0].url as string;
+    expect((await fetch(archiveUrl)).status).toBe(401);
+    const signingKey = (await t.json('GET', '/streaming/v1/settings')).body.contentAcquisitionInfo.authorization.signingKey as string;
+    expect((await fetch(withToken(archiveUrl, await signPlaybackToken(signingKey, past, 60)))).status).toBe(403);
+    const archivedSeconds = await duration(withToken(archiveUrl, await signPlaybackToken(signingKey, running, 60)));
     expect(Math.abs(archivedSeconds - rec.durationMilliseconds / 1000)).toBeLessThan(0.5);
+    // Made public: no token needed (the catch-up copy never needed one: the tenant does not require tokens).
+    expect((await t.json('PATCH', `/cvr/v1/recordings/${running}`, { archive: { public: true } })).status).toBe(200);
+    await until(
+      async () => (await fetch(archiveUrl)).status,
+      (s) => s === 200,
+      { timeoutMs: 10_000, everyMs: 300, what: 'the public archive plays without a token' },
+    );
 
     // The past recording expired: gone, with its files.
     await until(

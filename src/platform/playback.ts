@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PlatformContext } from '../context.ts';
 
 /**
- * Hooks on media delivery (`/media/vod/...`, `/media/live/...`): guards that may refuse a request (playback tokens,
+ * Hooks on media delivery (`/media/vod/...`, `/media/live/...`, `/media/recordings/...`): guards that may refuse a request (playback tokens,
  * allowed domains, concurrent sessions) and observers that see every admitted one (CMCD data). Modules give them in
  * their manifest (`playbackGuards`, `playbackObservers`); the platform collects them at start; the delivery routes
  * call `admitMedia` once per request. Delivery stays free of any module's rules.
@@ -13,12 +13,17 @@ import type { PlatformContext } from '../context.ts';
 export const TOKEN_SEGMENT = 'token=';
 
 export interface MediaRequest {
-  delivery: 'vod' | 'live';
+  delivery: 'vod' | 'live' | 'recording';
   tenantId: string;
-  /** The streaming asset the file belongs to: the VOD asset's id, the live channel's id. */
+  /** The streaming asset the file belongs to: the VOD asset's id, the live channel's id, the recording's id. */
   assetId: string;
   /** The file below the asset's output, without the token segment. */
   path: string;
+  /**
+   * The file needs a playback token whatever the asset's settings say (a recording's archive that is not
+   * `archive.public`); the guard that checks tokens then asks for one.
+   */
+  requiresToken: boolean;
   /** The playback token, from the path segment or the `token` query parameter. */
   token: string | undefined;
   /** A playlist or manifest (`.m3u8`, `.mpd`) rather than a segment. */
@@ -75,7 +80,7 @@ export async function admitMedia(
   ctx: PlatformContext,
   req: FastifyRequest,
   reply: FastifyReply,
-  at: { delivery: 'vod' | 'live'; tenantId: string; assetId: string; path: string },
+  at: { delivery: MediaRequest['delivery']; tenantId: string; assetId: string; path: string; requiresToken?: boolean },
 ): Promise<string | undefined> {
   // A refusal or a redirect must be readable by a player on another page, like the media itself.
   reply.header('access-control-allow-origin', '*');
@@ -87,6 +92,7 @@ export async function admitMedia(
     tenantId: at.tenantId,
     assetId: at.assetId,
     path: split.path,
+    requiresToken: at.requiresToken ?? false,
     token: split.token ?? queryToken,
     isManifest: isManifestPath(split.path),
     method: req.method,

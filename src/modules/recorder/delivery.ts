@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { admitMedia, splitToken } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
 import { catchupPlayable } from './present.ts';
@@ -19,8 +20,9 @@ const CORS = {
 /**
  * Serves recordings to players: `GET /media/recordings/{tenant}/{recording}/{media|archive|outputs/{id}}/{path}`.
  * Each request checks what it plays: the catch-up copy (`media`) only while the catch-up is enabled and not expired,
- * the archive once `Available` (archive.public is stored; playback tokens arrive with the streaming module), an
- * output once `Available`. Anything else is 404, like a missing file.
+ * the archive once `Available` (with a playback token for the recording unless `archive.public`), an output once
+ * `Available`. Anything else is 404, like a missing file. The playback guards apply as to VOD and live media: a
+ * recording is a streaming asset, and its own settings (or the tenant's) may ask for tokens on everything.
  */
 export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
@@ -39,13 +41,20 @@ export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformCon
     handler: async (req, reply) => {
       const tenantId = req.params.tenantId.toLowerCase();
       const recordingId = req.params.recordingId.toLowerCase();
-      const parts = (req.params['*'] ?? '').split('/');
-      if (!isUuid(tenantId) || !isUuid(recordingId) || parts.some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
+      const asked = req.params['*'] ?? '';
+      if (!isUuid(tenantId) || !isUuid(recordingId) || asked.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
       const [rec] = await ctx.db
         .select()
         .from(recorderRecordings)
         .where(and(eq(recorderRecordings.tenantId, tenantId), eq(recorderRecordings.id, recordingId)));
+      // What does not exist is a 404 before any guard runs.
       if (!rec) throw notFound();
+      // Tokens (the recording's settings, and a non-public archive always), allowed domains, observers; undefined when
+      // it answered a redirect.
+      const requiresToken = splitToken(asked).path.startsWith('archive/') && !rec.archive.public;
+      const admitted = await admitMedia(ctx, req, reply, { delivery: 'recording', tenantId, assetId: recordingId, path: asked, requiresToken });
+      if (admitted === undefined) return reply;
+      const parts = admitted.split('/');
       let key: string;
       const [part, ...rest] = parts;
       if (part === 'media' && rest.length) {

@@ -14,12 +14,16 @@ const allowedDomain: PlaybackGuard = async (ctx: PlatformContext, m: MediaReques
   if (!(await isOriginAllowed(ctx, m.tenantId, from))) throw originRefused(from);
 };
 
-/** Token required → a valid token for this asset; `cap` → a session within the limit. */
+/**
+ * Token required (by the asset's settings, or by the file: a non-public archive) → a valid token for this asset;
+ * `cap` → a session within the limit.
+ */
 const playbackToken: PlaybackGuard = async (ctx, m) => {
   const policy = await playbackPolicy(ctx, m.tenantId, m.assetId);
-  if (!policy.tokenRequired && !policy.cap) return;
-  const claims = m.token && policy.tokenRequired ? await verifyPlaybackToken(m.token, policy.signingKey, m.assetId) : undefined;
-  if (policy.tokenRequired && !claims) throw tokenRequired();
+  const needsToken = policy.tokenRequired || m.requiresToken;
+  if (!needsToken && !policy.cap) return;
+  const claims = m.token && needsToken ? await verifyPlaybackToken(m.token, policy.signingKey, m.assetId) : undefined;
+  if (needsToken && !claims) throw tokenRequired();
   if (!policy.cap) return;
   const viewer = hash(`${m.ip} ${m.headers['user-agent'] ?? ''}`);
   // With a token, its sessions are counted (one per `sid`, else per viewer); without, a viewer's assets are.
