@@ -115,6 +115,11 @@ describeEachDb('Recorder end to end', (kind) => {
       (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
       { timeoutMs: 30_000, everyMs: 300, what: 'the running recording has a dynamic MPD' },
     );
+    // dash.js plays it while it grows (its clock from the HEAD the MPD names).
+    const growing = await play(browser!, page!.url, live.catchup.endpoints[1].url, { player: 'dash', seconds: 2 });
+    console.log(`running recording DASH: playhead ${growing.times.map((x) => x.toFixed(2)).join(' ')}`);
+    expect(growing.error).toBeUndefined();
+    expect(growing.times.at(-1)!).toBeGreaterThan(growing.times[0]!);
 
     const available = (id: string) =>
       until(

@@ -14,7 +14,8 @@ const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
   'access-control-allow-headers': 'Range',
-  'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges',
+  // Date: a running recording's stored MPD sends players to a HEAD of itself for the server's clock (record.ts).
+  'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges, Date',
 };
 
 /**
