@@ -3,6 +3,7 @@ import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
 import { channelsWithDash } from '../live/timeline.ts';
+import { recordingFrameSource } from './frames.ts';
 import { catchupPlayable, copyEndpoints, type OutputRow, type RecordingRow } from './present.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
 
@@ -111,4 +112,5 @@ export const recordingPlayables: PlayableKind = {
       .where(and(eq(recorderRecordings.tenantId, tenantId), eq(recorderRecordings.id, id.toLowerCase())));
     return (await withOutputs(ctx, tenantId, rows))[0];
   },
+  frameSource: recordingFrameSource,
 };
