@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
+import type { SubtitleTrack } from './subtitles.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
@@ -16,7 +17,8 @@ export interface PackagerOptions {
   availabilityStart: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
-  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number }): void;
+  /** `body` and `init`: the segment's bytes and its init segment's (live captions decode the audio from them). */
+  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number; body: Buffer; init: Buffer }): void;
   log: Logger;
   /**
    * Low latency (`ReducedLatency`): the run writes fragmented MP4 files (`runArgs` with `partSeconds`) and every chunk
@@ -25,6 +27,8 @@ export interface PackagerOptions {
   partSeconds?: number;
   /** What a previous pipeline of the channel published (another process's, before a takeover): continued, not restarted. */
   resume?: PackagerSnapshot;
+  /** Live captions: named in the master playlist and the MPD (their own playlist and segments are the captioner's). */
+  subtitles?: SubtitleTrack;
 }
 
 /**
@@ -122,7 +126,8 @@ export class Packager {
     const r = o.resume;
     if (r) {
       this.periods.push(...r.periods);
-      this.masterWritten = r.masterWritten;
+      // Written again all the same: the channel's captions may have been turned on or off since.
+      this.masterWritten = false;
       for (const t of this.tracks) {
         const saved = r.tracks.find((x) => x.name === t.name)!;
         Object.assign(t, {
@@ -219,7 +224,7 @@ export class Packager {
           state.offset = at;
           return this.openRun(state, inits as Map<TrackState, Buffer>);
         },
-        segmentClosed: (track, segment, key) => this.segmentClosed(track as TrackState, segment, key),
+        segmentClosed: (track, segment, key, body) => this.segmentClosed(track as TrackState, segment, key, body),
         writeManifests: (changed) => this.writeManifests(changed as TrackState[]),
       },
       run,
@@ -287,12 +292,12 @@ export class Packager {
   }
 
   /** A segment is complete and published under `key`: listed, announced, and the oldest expired. */
-  private async segmentClosed(track: TrackState, segment: PublishedSegment, key: string): Promise<void> {
+  private async segmentClosed(track: TrackState, segment: PublishedSegment, key: string, body: Buffer): Promise<void> {
     track.nextSequence = segment.sequence + 1;
     track.segments.push(segment);
     this.written += 1;
     const startMs = Math.round(this.o.availabilityStart + (segment.decodeTime / track.timescale!) * 1000);
-    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
+    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs, body, init: track.periodInit! });
     await this.expire(track);
   }
 
@@ -345,7 +350,7 @@ export class Packager {
     };
     const key = segmentKey(track.name, segment.sequence);
     await this.o.publish(key, body, MEDIA);
-    await this.segmentClosed(track, segment, key);
+    await this.segmentClosed(track, segment, key, body);
   }
 
   /** Keeps `retentionSeconds` of published segments (at least the window); removes older ones and unused inits. */
@@ -377,11 +382,20 @@ export class Packager {
       await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll)), HLS);
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
-      await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks)), HLS);
+      await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks, this.o.subtitles)), HLS);
       this.masterWritten = true;
     }
     if (this.tracks.every((t) => t.segments.length > 0)) {
-      const mpd = dashManifest({ tracks: this.tracks, periods: this.periods, windowSegments, segmentSeconds, availabilityStart, now: Date.now(), partSeconds });
+      const mpd = dashManifest({
+        tracks: this.tracks,
+        periods: this.periods,
+        windowSegments,
+        segmentSeconds,
+        availabilityStart,
+        now: Date.now(),
+        partSeconds,
+        subtitles: this.o.subtitles,
+      });
       await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
     }
   }

@@ -30,7 +30,7 @@ export interface CutterHost {
   /** The run's first chunks are out: its media time starts at `offset` (seconds); the init segments are compared. */
   openRun(inits: Map<CutTrack, Buffer>, offset: number): Promise<void>;
   /** A segment is complete and published under `key`: listed, announced, and old ones expired. */
-  segmentClosed(track: CutTrack, segment: PublishedSegment, key: string): Promise<void>;
+  segmentClosed(track: CutTrack, segment: PublishedSegment, key: string, body: Buffer): Promise<void>;
   writeManifests(changed: CutTrack[]): Promise<void>;
 }
 
@@ -162,6 +162,6 @@ export class PartCutter {
       const keys = Array.from({ length: old.count }, (_, i) => partKey(track.name, old.sequence, i));
       await this.host.remove(keys).catch((e) => this.host.log.warn({ err: e }, 'removing old live parts failed'));
     }
-    await this.host.segmentClosed(track, segment, key);
+    await this.host.segmentClosed(track, segment, key, body);
   }
 }

@@ -5,6 +5,7 @@ import type { PlatformContext } from '../../context.ts';
 import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
+import { captionModel, type CaptionModel } from '../../media/live/index.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
 import type { ChannelRow } from './present.ts';
@@ -87,6 +88,15 @@ export class ChannelRun {
     return { type: 'COLOR', color: loss.color ?? '#000000' };
   }
 
+  /** The speech model of the channel's caption language; none (and a warning) if it was uninstalled since. */
+  private captionModel(): CaptionModel | undefined {
+    const code = this.row.aiLiveCaptioningLanguageCode;
+    if (!code) return undefined;
+    const model = captionModel(this.ctx.config.live.captionModelsDir, code);
+    if (!model) this.log.warn({ language: code }, "no speech model is installed for the channel's caption language; it runs without captions");
+    return model;
+  }
+
   /** Starts the pipeline; a stop that comes meanwhile waits for it and then stops what it made. */
   start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
     this.starting = this.startPipeline(media, onEvent, numbers);
@@ -122,6 +132,7 @@ export class ChannelRun {
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
       log: this.log,
       onEvent,
+      captions: this.captionModel(),
       checkpoint: {
         load: async () => {
           const key = checkpointKey(this.tenantId, this.id);

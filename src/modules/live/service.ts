@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Static } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
+import { installedCaptionModels } from '../../media/live/index.ts';
 import type { Queryable } from '../../db/client.ts';
 import { release } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
@@ -48,7 +49,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   const endpoints = normalizeEndpoints(body.endpoints, p);
   const qualities = normalizeQualities(body.qualities, p);
   const restreams = normalizeRestreams(body.restreams ?? [], [], p);
-  checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, p);
+  const captionLanguage = checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
   p.throwIfAny();
   return ctx.db.transaction(async (tx) => {
     // The tenant row is the lock that makes "count, then insert" one step for concurrent creates.
@@ -73,7 +74,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
       environment: body.environment ?? 'ManagedLive',
       packagingVersion: body.packagingVersion ?? 'V1',
       isWatermarkProtected: body.isWatermarkProtected ?? false,
-      aiLiveCaptioningLanguageCode: body.aiLiveCaptioningLanguageCode ?? null,
+      aiLiveCaptioningLanguageCode: captionLanguage ?? null,
       drmKeyMode: body.drmKeyMode ?? null,
       broadcastStandard: body.broadcastStandard ?? null,
       input,
@@ -150,7 +151,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
     const endpoints = patch.endpoints !== undefined ? normalizeEndpoints(patch.endpoints, p) : before.endpoints;
     const qualities = patch.qualities !== undefined ? normalizeQualities(patch.qualities, p) : before.qualities;
     const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
-    checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, p);
+    const captionLanguage = checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
     p.throwIfAny();
     const [after] = await tx
       .update(liveChannels)
@@ -159,7 +160,8 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
         ...(patch.automationDisabled !== undefined ? { automationDisabled: patch.automationDisabled } : {}),
         ...(patch.drmKeyMode !== undefined ? { drmKeyMode: patch.drmKeyMode } : {}),
         ...(patch.broadcastStandard !== undefined ? { broadcastStandard: patch.broadcastStandard } : {}),
-        ...(patch.aiLiveCaptioningLanguageCode !== undefined ? { aiLiveCaptioningLanguageCode: patch.aiLiveCaptioningLanguageCode } : {}),
+        // null (or '') turns captions off.
+        ...(captionLanguage !== undefined ? { aiLiveCaptioningLanguageCode: captionLanguage || null } : {}),
         ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
         srtPort: await srtPortFor(tx, ctx.config, input.transportInputProtocol ?? 'RTMP', before.srtPort),
         // null removes the policy; omitted leaves it as it is.
@@ -291,7 +293,8 @@ export async function channelsLimit(ctx: PlatformContext, tenantId: string) {
   return { channelsLimit: row?.channelsLimit ?? 0 };
 }
 
-/** Live captions come with issue 16; until a recognizer is installed, no language is offered. */
-export const captionLanguages = (): { name: string; code: string }[] => [];
+/** The languages whose speech model is installed on this machine (docs/decisions/live.md, "Live captions"). */
+export const captionLanguages = (ctx: PlatformContext): { name: string; code: string }[] =>
+  installedCaptionModels(ctx.config.live.captionModelsDir).map((m) => ({ name: m.name, code: m.code }));
 
 export { channelRow };

@@ -1,3 +1,4 @@
+import type { CaptionModel } from '../../media/live/index.ts';
 import ipaddr from 'ipaddr.js';
 import type { Static } from 'typebox';
 import { ApiError, type FieldError } from '../../platform/errors.ts';
@@ -174,6 +175,22 @@ export function normalizeRestreams(given: Static<typeof s.Restreams> | undefined
 
 const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
-export function checkCaptionLanguage(code: string | null | undefined, p: Problems): void {
-  if (code && !LANGUAGE_CODE.test(code)) p.add('aiLiveCaptioningLanguageCode', 'must be a language code such as en-GB');
+/**
+ * Live captions are made only in a language whose speech model is installed (`ai-live-caption-languages`): another one
+ * is refused here rather than accepted and silently never captioned. Returns the code as the model spells it (`en-US`).
+ */
+export function checkCaptionLanguage(code: string | null | undefined, models: CaptionModel[], p: Problems): string | null | undefined {
+  if (!code) return code;
+  if (!LANGUAGE_CODE.test(code)) {
+    p.add('aiLiveCaptioningLanguageCode', 'must be a language code such as en-GB');
+    return code;
+  }
+  const model = models.find((m) => m.code.toLowerCase() === code.toLowerCase());
+  if (model) return model.code;
+  const offered = models.map((m) => m.code).join(', ');
+  p.add(
+    'aiLiveCaptioningLanguageCode',
+    `no speech model for ${code} is installed; ${offered ? `installed: ${offered}` : 'none is installed'} (GET /live/v1/channels/ai-live-caption-languages)`,
+  );
+  return code;
 }
