@@ -187,7 +187,7 @@ describeEachDb('Live captions', (kind) => {
     expect(mpd).toMatch(/media="captions\/\$Number\$\.vtt"/);
 
     // hls.js shows the subtitle track and its cues.
-    const played = await play(browser, page.url, hls, { seconds: 8 });
+    const played = await play(browser, page.url, hls, { seconds: 6 });
     expect(played.error).toBeUndefined();
     expect(played.textTracks).toEqual(['en-US']);
     expect(played.cues.length, JSON.stringify(played)).toBeGreaterThan(0);
@@ -203,10 +203,11 @@ describeEachDb('Live captions', (kind) => {
     const span = [Math.min(...played.times.filter((x) => x > 0)), Math.max(...played.times)];
     expect(played.cues.some((c) => c.end > span[0]! - 30 && c.start < span[1]! + 30)).toBe(true);
 
-    const dashPlayed = await play(browser, page.url, dash, { player: 'dash', seconds: 8 });
-    console.log(
-      `[${kind}] dash.js: ${JSON.stringify({ error: dashPlayed.error, text: dashPlayed.textTracks, cues: dashPlayed.cues.slice(0, 5), times: dashPlayed.times.slice(-3) })}`,
-    );
+    // dash.js lists the text track and plays the video with it; it shows no cues of segmented text/vtt (docs/decisions/live.md).
+    const dashPlayed = await play(browser, page.url, dash, { player: 'dash', seconds: 3 });
+    expect(dashPlayed.error).toBeUndefined();
+    expect(dashPlayed.textTracks).toEqual(['en-US']);
+    expect(dashPlayed.times.at(-1)!).toBeGreaterThan(dashPlayed.times[0]!);
 
     const lags = [...seenCaptions].filter(([n]) => seenAudio.has(n) && cued.has(n)).map(([n, at]) => (at - seenAudio.get(n)!) / 1000);
     lags.sort((a, b) => a - b);
@@ -215,7 +216,7 @@ describeEachDb('Live captions', (kind) => {
         .flatMap((v) => v.split('\n').filter((l) => l && !l.includes('-->') && !l.startsWith('WEBVTT') && !l.startsWith('X-')))
         .join(' / ')}"; ` +
         `words of the clip heard: ${[...words(heard)].join(', ')}; caption lag behind the audio segment (WebVTT segment listed after its media segment, ` +
-        `${lags.length} segments with cues): median ${lags[Math.floor(lags.length / 2)]?.toFixed(2)} s, max ${lags.at(-1)?.toFixed(2)} s; hls.js cues: ${played.cues.length}`,
+        `${lags.length} segments with cues): median ${lags[Math.floor(lags.length / 2)]?.toFixed(2)} s, max ${lags.at(-1)?.toFixed(2)} s; hls.js cues: ${played.cues.length}, dash.js cues: ${dashPlayed.cues.length}`,
     );
 
     expect((await t.call('POST', `/live/v1/channels/${id}/stop`)).status).toBe(200);
