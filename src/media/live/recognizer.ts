@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { mediaTools } from '../../config.ts';
 import type { CaptionModel } from './captionModels.ts';
 
@@ -13,6 +14,7 @@ export const PCM_RATE = 16_000;
 /** A window the recognizer has not finished in this long is given up (a hung process must not stall the captions). */
 const RECOGNIZE_TIMEOUT_MS = 60_000;
 const STDERR_TAIL = 2000;
+const RECOGNIZER_NICENESS = 10;
 
 /**
  * `pocketsphinx_continuous -time yes` prints each utterance's hypothesis, then one line per word and filler:
@@ -46,6 +48,14 @@ export function recognize(model: CaptionModel, pcmFile: string, signal?: AbortSi
     // The file's name must not end in .wav: the recognizer would skip a header it does not have.
     const args = ['-infile', pcmFile, '-time', 'yes', '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict, '-logfn', '/dev/null'];
     const child = spawn(mediaTools().recognizer, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Below the encoders: on a busy machine the captions wait, never the video.
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, RECOGNIZER_NICENESS);
+      } catch {
+        // Not allowed here (a container without the capability): it runs at the normal priority.
+      }
+    }
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), RECOGNIZE_TIMEOUT_MS);
