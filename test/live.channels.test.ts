@@ -170,7 +170,10 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), redundancy: 'TripleInput' }, 'redundancy'],
       [{ ...minimal('x'), qualities: [{ resolution: '9000p' }] }, 'qualities[0].resolution'],
       [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities[0].frameRate'],
-      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }] }, 'endpoints[0]'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }, { type: 'Dash' }] }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', isDrmProtected: false }] }, 'endpoints[0].isDrmProtected'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], latency: 'ReducedLatency' }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], drmKeyMode: 'PerTrack' }, 'drmKeyMode'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
       [
         { ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] },

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
+import { protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
@@ -278,6 +279,11 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       await mkdir(o.workDir, { recursive: true });
       const resume = await loadCheckpoint();
       availabilityStart = resume?.availabilityStart ?? Date.now() - ORIGIN_LEAD_S * 1000;
+      const output = o.protection ? protectedPublisher(o.protection, o.publish, o.remove, log) : undefined;
+      if (output && resume) {
+        const inits = resume.tracks.filter((t) => t.periodInit && t.periodInitKey);
+        await output.resume(inits.map((t) => ({ key: t.periodInitKey!, track: t.name, body: Buffer.from(t.periodInit!, 'base64') })));
+      }
       packager = new Packager({
         resume,
         tracks,
@@ -286,8 +292,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         retentionSeconds: o.retentionSeconds ?? 3600,
         firstSequence: o.firstSequence,
         availabilityStart,
-        publish: o.publish,
-        remove: o.remove,
+        publish: output?.publish ?? o.publish,
+        remove: output?.remove ?? o.remove,
         log,
         partSeconds: o.partSeconds,
         onSegment: (rendition, s, info) => {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { LiveProtection } from './protect.ts';
 
 /** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
 export type InputSlot = 'primary' | 'secondary';
@@ -72,6 +73,8 @@ export interface LivePipelineOptions {
    * starting them anew. Saved after every published batch.
    */
   checkpoint?: { load(): Promise<Buffer | undefined>; save(body: Buffer): Promise<void> };
+  /** DRM endpoints: each segment is also published encrypted under their prefixes (`protect.ts`). Not with `partSeconds`. */
+  protection?: LiveProtection;
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }
