@@ -195,6 +195,27 @@ describeEachDb('Live channels API', (kind) => {
     }
   });
 
+  it("gives DRM endpoints the channel's key (created once, kept on later changes) and the channel as content id", async () => {
+    const id = (await t.json('POST', '/live/v1/channels', minimal('drm'))).body.id;
+    const drm = async () =>
+      (await t.json('PATCH', `/live/v1/channels/${id}`, { endpoints: [{ type: 'Hls', isDrmProtected: true }, { type: 'DashDrm' }] })).body.endpoints;
+    const [hlsDrm, dashDrm] = await drm();
+    expect(hlsDrm).toMatchObject({
+      id: 'hls-aes128',
+      url: `${p.baseUrl}/media/live/${t.id}/${id}/aes128/master.m3u8`,
+      protection: 'Aes128',
+      type: 'HlsDrm',
+      isDrmProtected: true,
+      drmKeyMode: 'SingleKey',
+      protectionDetails: { keyIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)], contentId: id },
+    });
+    expect(dashDrm).toMatchObject({ id: 'dash-cenc', url: `${p.baseUrl}/media/live/${t.id}/${id}/cenc/manifest.mpd`, protection: 'ClearKey' });
+    expect(dashDrm.protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await drm())[0].protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await t.json('POST', '/drm/v1/tokens', { assetId: id })).status).toBe(200);
+
+  });
+
   it('updates a channel: answers id, endpoints and archiveEndpoints; keeps masked secrets; null removes the policy; at most 10 restreams', async () => {
     const id = (await t.json('POST', '/live/v1/channels', fullBody())).body.id;
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
