@@ -213,7 +213,6 @@ describeEachDb('Live channels API', (kind) => {
     expect(dashDrm.protectionDetails).toEqual(hlsDrm.protectionDetails);
     expect((await drm())[0].protectionDetails).toEqual(hlsDrm.protectionDetails);
     expect((await t.json('POST', '/drm/v1/tokens', { assetId: id })).status).toBe(200);
-
   });
 
   it('updates a channel: answers id, endpoints and archiveEndpoints; keeps masked secrets; null removes the policy; at most 10 restreams', async () => {
