@@ -180,4 +180,14 @@ describeEachDb('Live channel with DRM endpoints', (kind) => {
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
   });
+
+  it("counts the players' key and license requests for the channel in the DRM statistics", async () => {
+    const q = `from=${new Date(Date.now() - 600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+    const count = (await t.json('GET', `/drm/v1/statistics/license-count?${q}`)).body;
+    // The test's own requests (one of each) and the players' (hls.js: the key; dash.js: a ClearKey license).
+    expect(count.byType.Aes128).toBeGreaterThanOrEqual(2);
+    expect(count.byType.ClearKey).toBeGreaterThanOrEqual(2);
+    const requests = (await t.json('GET', `/drm/v1/statistics/license-requests?${q}&limit=100`)).body;
+    expect(new Set(requests.items.map((r: any) => r.contentId))).toEqual(new Set([channel.id]));
+  });
 });
