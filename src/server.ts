@@ -24,7 +24,7 @@ export interface Platform {
 }
 
 /** How long requests in flight get to finish on close before their connections are cut. */
-const HTTP_GRACE_MS = 5_000;
+const HTTP_GRACE_MS = 10_000;
 /** The most one step of closing (the HTTP server, a worker, the job queue) may take before close goes on without it. */
 const STEP_MS = 15_000;
 

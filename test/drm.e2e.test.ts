@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
 
@@ -30,7 +30,7 @@ const b64url = (hex: string) => Buffer.from(hex.replace(/-/g, ''), 'hex').toStri
  * clip, played in headless Chromium by hls.js and by dash.js with ClearKey (EME) with a DRM token, refused without
  * one; the segments decrypt with ffmpeg given the key; the license statistics count the requests.
  */
-describeEachDb('DRM: encrypted VOD outputs that play', (kind) => {
+describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let other: TestTenant;

@@ -8,7 +8,7 @@ import { events } from '../src/db/events.ts';
 import { liveMedia } from '../src/modules/live/media.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { framePixels } from './helpers/live.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -58,7 +58,7 @@ const isColour = (px: { r: number; g: number; b: number }, c: 'red' | 'green' | 
   return hi > 180 && lo < 80;
 };
 
-describeEachDb('Live channel inputs: SRT and redundant inputs', (kind) => {
+describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let work: string;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, servePlayerPage } from './helpers/browser.ts';
 import { playLive, pushRtmp } from './helpers/live.ts';
 import { playLowLatency } from './helpers/lowLatency.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -54,7 +54,7 @@ function position(text: string): Position {
   };
 }
 
-describeEachDb('Low-latency live channel', (kind) => {
+describeOnDb('postgres', 'Low-latency live channel', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let browser: Browser;

@@ -87,9 +87,12 @@ describeEachDb('webhook delivery across a crash', (kind) => {
       async () => (await again.json('GET', '/notifications/v1/webhook-events?sort=OccuredAt')).body.items,
       (items) => items.length === 2 && items.every((x: any) => x.status === 'Delivered'),
     );
-    expect(items.map((i: any) => [i.payload.data.id, i.status, i.sendAttempts.map((a: any) => a.responseCode)])).toEqual([
+    // One successful attempt each, the last. The first life may have recorded the hung attempt's timeout (0) if the
+    // kill came after it, on a loaded machine.
+    expect(items.map((i: any) => [i.payload.data.id, i.status, i.sendAttempts.map((a: any) => a.responseCode).filter((c: number) => c !== 0)])).toEqual([
       [first, 'Delivered', [200]],
       [second, 'Delivered', [200]],
     ]);
+    for (const i of items) expect(i.sendAttempts.at(-1).responseCode).toBe(200);
   }, 300_000); // a process start on a loaded machine (PROCESS_START_TIMEOUT_MS), then the dead owner's lease to expire
 });

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
 
@@ -27,7 +27,7 @@ async function scan(png: Buffer, name: string): Promise<string> {
  * The embed page in headless Chromium: it plays a tiny VOD asset, its beacons feed the analytics operations, and the
  * platform refuses pages from domains the tenant did not allow. The QR code of the asset opens that page.
  */
-describeEachDb('Embed player', (kind) => {
+describeOnDb('postgres', 'Embed player', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let browser: Browser;

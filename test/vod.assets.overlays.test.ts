@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { frameAt, makeClip, makeImage, meanColor, tempDir } from './helpers/media.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
 
@@ -11,7 +11,7 @@ import { until } from './helpers/until.ts';
  * Overlay pictures given by URL are fetched by the platform, through the same address guard as webhooks: a tenant
  * must not make the server read its own network (SSRF). Served here from 127.0.0.1, without an extension in the path.
  */
-describeEachDb('VOD overlays fetched from URLs', (kind) => {
+describeOnDb('pglite', 'VOD overlays fetched from URLs', (kind) => {
   const { dir, cleanup } = tempDir();
   let server: Server;
   let logoUrl: string;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { detect, prepare } from './helpers/watermarking.ts';
@@ -52,7 +52,7 @@ async function capture(t: TestTenant, playbackUrl: string, name: string, opts: {
   return out;
 }
 
-describeEachDb('Watermarking end to end', (kind) => {
+describeOnDb('postgres', 'Watermarking end to end', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let other: TestTenant;

@@ -20,6 +20,17 @@ export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
   for (const kind of DATABASES) describe(`${name} [${kind}]`, () => fn(kind));
 }
 
+/**
+ * For a media end-to-end file whose database work an API test already covers on both databases (what is asked of
+ * the database is the same whichever plays the media): it runs on `kind` only, or on PGlite when PostgreSQL is not
+ * configured. The media files split between the two, so that both databases serve real players. Restarts, leases
+ * and schedules, where the database is the point, use `describeEachDb`. CI's 20 minutes are why.
+ */
+export function describeOnDb(kind: DbKind, name: string, fn: (kind: DbKind) => void): void {
+  const on = DATABASES.includes(kind) ? kind : 'pglite';
+  describe(`${name} [${on}]`, () => fn(on));
+}
+
 /** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server; dropped by the returned function. */
 async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = new URL(process.env.TEST_DATABASE_URL!);

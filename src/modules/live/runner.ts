@@ -129,7 +129,13 @@ export class ChannelRunner {
     }
     if (giveBack.length) await releaseLeases(db, this.owner, giveBack);
     const claimed = await claimChannels(db, this.owner, leaseMs, config.live.maxChannels - this.runs.size, config.live.activeStandby);
-    for (const row of claimed) if (!this.runs.has(row.id)) this.launch(row);
+    for (const row of claimed) {
+      // Claimed while still running here: the lease ran out between this pass's renewal and its claim, and another
+      // process may have held the channel meanwhile. Start afresh from the timeline, as after any lost lease.
+      const lost = heldIds.has(row.id) ? undefined : this.runs.get(row.id);
+      if (lost && !lost.stopping) this.drop(lost, 'lease lost');
+      if (!this.runs.has(row.id)) this.launch(row);
+    }
     await this.writeChanges();
     let connected = 0;
     for (const run of this.runs.values()) {

@@ -2,6 +2,7 @@ import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
+import { recordingFrameSource } from './frames.ts';
 import { catchupPlayable, hlsEndpoint, type OutputRow, type RecordingRow } from './present.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
 
@@ -98,4 +99,5 @@ export const recordingPlayables: PlayableKind = {
       .where(and(eq(recorderRecordings.tenantId, tenantId), eq(recorderRecordings.id, id.toLowerCase())));
     return (await withOutputs(ctx, tenantId, rows))[0];
   },
+  frameSource: recordingFrameSource,
 };
