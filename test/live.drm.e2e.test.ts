@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 const run = promisify(execFile);
@@ -37,7 +37,7 @@ async function decode(file: string, keyHex?: string): Promise<{ md5: string; err
  * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
  * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey.
  */
-describeEachDb('Live channel with DRM endpoints', (kind) => {
+describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let browser: Browser;
