@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -89,7 +89,8 @@ function pushLoop(clip: string, url: string): { stop(): Promise<void> } {
 
 const sequences = (playlist: string) => [...playlist.matchAll(/^(?:audio|captions)\/(\d+)\.(?:m4s|vtt)$/gm)].map((m) => Number(m[1]));
 
-describeEachDb('Live captions', (kind) => {
+// The database work (the caption language, the channel) is the API tests' (live.channels.test.ts, on both databases).
+describeOnDb('pglite', 'Live captions', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let browser: Browser;

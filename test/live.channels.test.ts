@@ -174,7 +174,10 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), redundancy: 'TripleInput' }, 'redundancy'],
       [{ ...minimal('x'), qualities: [{ resolution: '9000p' }] }, 'qualities[0].resolution'],
       [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities[0].frameRate'],
-      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }] }, 'endpoints[0]'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }, { type: 'Dash' }] }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', isDrmProtected: false }] }, 'endpoints[0].isDrmProtected'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], latency: 'ReducedLatency' }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], drmKeyMode: 'PerTrack' }, 'drmKeyMode'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
       [
         { ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] },
@@ -194,6 +197,26 @@ describeEachDb('Live channels API', (kind) => {
         JSON.stringify(body),
       ).toContain(field);
     }
+  });
+
+  it("gives DRM endpoints the channel's key (created once, kept on later changes) and the channel as content id", async () => {
+    const id = (await t.json('POST', '/live/v1/channels', minimal('drm'))).body.id;
+    const drm = async () =>
+      (await t.json('PATCH', `/live/v1/channels/${id}`, { endpoints: [{ type: 'Hls', isDrmProtected: true }, { type: 'DashDrm' }] })).body.endpoints;
+    const [hlsDrm, dashDrm] = await drm();
+    expect(hlsDrm).toMatchObject({
+      id: 'hls-aes128',
+      url: `${p.baseUrl}/media/live/${t.id}/${id}/aes128/master.m3u8`,
+      protection: 'Aes128',
+      type: 'HlsDrm',
+      isDrmProtected: true,
+      drmKeyMode: 'SingleKey',
+      protectionDetails: { keyIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)], contentId: id },
+    });
+    expect(dashDrm).toMatchObject({ id: 'dash-cenc', url: `${p.baseUrl}/media/live/${t.id}/${id}/cenc/manifest.mpd`, protection: 'ClearKey' });
+    expect(dashDrm.protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await drm())[0].protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await t.json('POST', '/drm/v1/tokens', { assetId: id })).status).toBe(200);
   });
 
   it('updates a channel: answers id, endpoints and archiveEndpoints; keeps masked secrets; null removes the policy; at most 10 restreams', async () => {

@@ -19,3 +19,5 @@ export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';
 export { startSrtRelay } from './srtRelay.ts';
 export type { CaptionModel } from './captionModels.ts';
 export { captionModel, installedCaptionModels } from './captionModels.ts';
+export type { LiveProtection } from './protect.ts';
+export { DASH_DRM_PREFIX, HLS_DRM_PREFIX } from './protect.ts';

@@ -4,6 +4,7 @@ import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
 import { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
+import { DASH_DRM_PREFIX, HLS_DRM_PREFIX, protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
@@ -280,6 +281,12 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       await mkdir(o.workDir, { recursive: true });
       const resume = await loadCheckpoint();
       availabilityStart = resume?.availabilityStart ?? Date.now() - ORIGIN_LEAD_S * 1000;
+      const output = o.protection ? protectedPublisher(o.protection, o.publish, o.remove, log) : undefined;
+      if (output && resume) {
+        const inits = resume.tracks.filter((t) => t.periodInit && t.periodInitKey);
+        await output.resume(inits.map((t) => ({ key: t.periodInitKey!, track: t.name, body: Buffer.from(t.periodInit!, 'base64') })));
+      }
+      const captionPrefixes = ['', ...(o.protection?.hls ? [HLS_DRM_PREFIX] : []), ...(o.protection?.dash ? [DASH_DRM_PREFIX] : [])];
       // Live captions: recognized beside the pipeline from the audio segments it publishes (docs/decisions/live.md).
       captioner = o.captions
         ? new LiveCaptioner({
@@ -289,8 +296,9 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
             windowSegments: o.windowSegments,
             retentionSeconds: o.retentionSeconds ?? 3600,
             availabilityStart,
-            publish: o.publish,
-            remove: o.remove,
+            // Captions stay clear, and are beside every protected endpoint's manifests too (they name them relatively).
+            publish: async (key, body, type) => void (await Promise.all(captionPrefixes.map((prefix) => o.publish(prefix + key, body, type)))),
+            remove: (keys) => o.remove(captionPrefixes.flatMap((prefix) => keys.map((k) => prefix + k))),
             log: log.child({ component: 'captions' }),
           })
         : undefined;
@@ -302,8 +310,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         retentionSeconds: o.retentionSeconds ?? 3600,
         firstSequence: o.firstSequence,
         availabilityStart,
-        publish: o.publish,
-        remove: o.remove,
+        publish: output?.publish ?? o.publish,
+        remove: output?.remove ?? o.remove,
         log,
         partSeconds: o.partSeconds,
         subtitles: captioner,

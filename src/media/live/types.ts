@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { CaptionModel } from './captionModels.ts';
+import type { LiveProtection } from './protect.ts';
 
 /** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
 export type InputSlot = 'primary' | 'secondary';
@@ -78,6 +79,8 @@ export interface LivePipelineOptions {
    * and a text AdaptationSet of the DASH output. A recognizer that fails costs captions, never video.
    */
   captions?: CaptionModel;
+  /** DRM endpoints: each segment is also published encrypted under their prefixes (`protect.ts`). Not with `partSeconds`. */
+  protection?: LiveProtection;
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }

@@ -6,6 +6,7 @@ import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
 import { captionModel, type CaptionModel } from '../../media/live/index.ts';
+import { channelProtection } from './drm.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
 import type { ChannelRow } from './present.ts';
@@ -115,6 +116,7 @@ export class ChannelRun {
     // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
     const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
+    const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints);
     if (this.halted) return;
     this.pipeline = media.createLivePipeline({
       channelId: this.id,
@@ -128,6 +130,7 @@ export class ChannelRun {
       retentionSeconds: config.live.retentionSeconds,
       ...numbers,
       inputLoss,
+      protection,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
       log: this.log,

@@ -11,14 +11,15 @@ import { arrayParam, dateRange, textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { recordEvent } from '../../platform/events.ts';
+import { withChannelKey } from './drm.ts';
 import type { LiveEventType } from './events.ts';
 import { isHeld } from './lease.ts';
 import { ingestUrlFor, presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
 import { srtPortFor } from './srtPorts.ts';
 import type * as s from './schemas.ts';
-import { liveChannels, type ChannelStatus } from './tables.ts';
+import { liveChannels, type ChannelEndpointRow, type ChannelStatus } from './tables.ts';
 import { channelPrefix, checkpointKey, ingestUrl } from './urls.ts';
-import { checkCaptionLanguage, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
+import { checkCaptionLanguage, checkDrm, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
 
 type CreateBody = Static<typeof s.ChannelCreate>;
 type PatchBody = Static<typeof s.ChannelPatch>;
@@ -50,7 +51,10 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   const qualities = normalizeQualities(body.qualities, p);
   const restreams = normalizeRestreams(body.restreams ?? [], [], p);
   const captionLanguage = checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
+  checkDrm(endpoints, body.latency ?? 'NormalLatency', body.drmKeyMode, p);
   p.throwIfAny();
+  const id = newId();
+  const keyed = await withChannelKey(ctx, tenantId, id, endpoints);
   return ctx.db.transaction(async (tx) => {
     // The tenant row is the lock that makes "count, then insert" one step for concurrent creates.
     const [tenant] = await tx.select({ limit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
@@ -62,7 +66,6 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
         `The tenant has ${n} channels and may have ${tenant.limit} (GET /live/v1/channels/limit); delete one first`,
       );
     }
-    const id = newId();
     await tx.insert(liveChannels).values({
       id,
       tenantId,
@@ -75,10 +78,10 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
       packagingVersion: body.packagingVersion ?? 'V1',
       isWatermarkProtected: body.isWatermarkProtected ?? false,
       aiLiveCaptioningLanguageCode: captionLanguage ?? null,
-      drmKeyMode: body.drmKeyMode ?? null,
+      drmKeyMode: body.drmKeyMode ?? (keyed.some((e) => e.isDrmProtected) ? 'SingleKey' : null),
       broadcastStandard: body.broadcastStandard ?? null,
       input,
-      endpoints,
+      endpoints: keyed,
       qualities,
       restreams,
       metadata: body.metadata ?? {},
@@ -144,14 +147,24 @@ export async function listChannels(ctx: PlatformContext, { tenantId, canWrite }:
 }
 
 export async function updateChannel(ctx: PlatformContext, tenantId: string, id: string, patch: PatchBody) {
+  // New endpoints get their DRM key before the transaction (the key store has its own), for a channel that exists.
+  let given: ChannelEndpointRow[] | undefined;
+  if (patch.endpoints !== undefined) {
+    const p = new Problems();
+    given = normalizeEndpoints(patch.endpoints, p);
+    p.throwIfAny();
+    await channelRow(ctx.db, tenantId, id);
+    given = await withChannelKey(ctx, tenantId, id, given);
+  }
   const row = await ctx.db.transaction(async (tx) => {
     const before = await channelRow(tx, tenantId, id, true);
     const p = new Problems();
     const input = patch.input !== undefined ? normalizeInput(patch.input, before.input, p) : before.input;
-    const endpoints = patch.endpoints !== undefined ? normalizeEndpoints(patch.endpoints, p) : before.endpoints;
+    const endpoints = given ?? before.endpoints;
     const qualities = patch.qualities !== undefined ? normalizeQualities(patch.qualities, p) : before.qualities;
     const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
     const captionLanguage = checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
+    checkDrm(endpoints, before.latency, patch.drmKeyMode, p);
     p.throwIfAny();
     const [after] = await tx
       .update(liveChannels)
