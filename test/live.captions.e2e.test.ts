@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
+import { ffmpegPath } from '../src/media/ffmpeg.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { spokenClip } from './helpers/speech.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -15,7 +16,6 @@ import { until } from './helpers/until.ts';
  * recognized by pocketsphinx, served as WebVTT in the HLS output (a SUBTITLES rendition) and the DASH output (a text
  * AdaptationSet), and shown by hls.js in headless Chromium. The captions' lag behind the video is measured and printed.
  */
-const SPOKEN = 'hello world. this is a test of live captions.';
 /** Words of the clip; the recognizer is imperfect, so a few of them are enough. */
 const SPOKEN_WORDS = ['hello', 'world', 'this', 'is', 'test', 'live', 'captions'];
 
@@ -26,47 +26,6 @@ async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-/** A small test picture with the spoken sentence, twice, with a pause between: an MP4 the encoder loops. */
-async function spokenClip(dir: string): Promise<string> {
-  const wav = join(dir, 'speech.wav');
-  await new Promise<void>((resolve, reject) => {
-    const espeak = spawn('espeak-ng', ['-v', 'en-us', '-s', '140', '-w', wav, `${SPOKEN} ${SPOKEN}`], { stdio: 'ignore' });
-    espeak.on('error', reject);
-    espeak.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`espeak-ng exited with ${code}`))));
-  });
-  const clip = join(dir, 'clip.mp4');
-  await runFfmpeg([
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=320x180:rate=25',
-    '-i',
-    wav,
-    '-filter_complex',
-    '[1:a]apad=pad_dur=1,aresample=48000[a]',
-    '-map',
-    '0:v',
-    '-map',
-    '[a]',
-    '-shortest',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-g',
-    '25',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-ac',
-    '2',
-    '-y',
-    clip,
-  ]);
-  return clip;
 }
 
 /** Pushes the clip in a loop, in real time, as an encoder would. */
