@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system programs Mediaplane runs (ffmpeg/ffprobe; chromium for browser tests; OpenStack Swift as the
-# local S3-compatible server of the storage tests; zbarimg, which reads back the QR codes of the player tests) when they
-# are missing, from Debian's packages.
+# local S3-compatible server of the storage tests; zbarimg, which reads back the QR codes of the player tests;
+# pocketsphinx and its US English model, the offline speech recognizer of live captions, and espeak-ng, which speaks the
+# captions test's clip) when they are missing, from Debian's packages.
 # Skipped when FFMPEG_PATH points at an ffmpeg of your own.
 set -euo pipefail
 want=()
@@ -11,6 +12,11 @@ for extra in "$@"; do
     chromium) [ -x /usr/bin/chromium ] || want+=(chromium) ;;
     zbar) command -v zbarimg >/dev/null 2>&1 || want+=(zbar-tools) ;;
     swift) command -v swift-proxy-server >/dev/null 2>&1 || want+=(swift-proxy swift-object swift-container swift-account) ;;
+    pocketsphinx)
+      command -v pocketsphinx_continuous >/dev/null 2>&1 || want+=(pocketsphinx)
+      [ -d /usr/share/pocketsphinx/model/en-us/en-us ] || want+=(pocketsphinx-en-us)
+      ;;
+    espeak) command -v espeak-ng >/dev/null 2>&1 || want+=(espeak-ng) ;;
   esac
 done
 [ ${#want[@]} -eq 0 ] && exit 0

@@ -100,6 +100,8 @@ interface LiveConfig {
    * past a recording or an event's catch-up can still reach. Disk cost in docs/decisions/recorder.md.
    */
   retentionSeconds: number;
+  /** Where the live captions' speech models are: one directory per language (`en-us`), as Debian's pocketsphinx-* install them. */
+  captionModelsDir: string;
 }
 
 /** Webhook delivery; the retry schedule is described in docs/decisions/notifications.md. */
@@ -170,9 +172,11 @@ function role(value: string | undefined): Config['role'] {
  * The ffmpeg and ffprobe to run (`FFMPEG_PATH`, `FFPROBE_PATH`). Read at each run, not once at start: the media
  * pipeline is a library used without a loaded Config (tests, bench), and an operator may fix a path without a restart.
  */
-export const mediaTools = (env: NodeJS.ProcessEnv = process.env): { ffmpeg: string; ffprobe: string } => ({
+export const mediaTools = (env: NodeJS.ProcessEnv = process.env): { ffmpeg: string; ffprobe: string; recognizer: string } => ({
   ffmpeg: env.FFMPEG_PATH || 'ffmpeg',
   ffprobe: env.FFPROBE_PATH || 'ffprobe',
+  // Live captions' speech recognizer (Debian's pocketsphinx).
+  recognizer: env.POCKETSPHINX_PATH || 'pocketsphinx_continuous',
 });
 
 /** Checked at start, so that a wrong key stops the process instead of failing every license. */
@@ -248,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
       eventLeadSeconds: int('MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS', env.MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS, 30),
       retentionSeconds: positive('MEDIAPLANE_LIVE_RETENTION_SECONDS', env.MEDIAPLANE_LIVE_RETENTION_SECONDS, 3600),
+      captionModelsDir: resolve(env.MEDIAPLANE_CAPTION_MODELS_DIR || '/usr/share/pocketsphinx/model'),
     },
     ...overrides,
   };

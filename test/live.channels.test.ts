@@ -1,4 +1,7 @@
+import { mkdtempSync } from 'node:fs';
 import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordChannelStats } from '../src/modules/live/stats.ts';
@@ -41,7 +44,8 @@ const fullBody = () => ({
   environment: 'ManagedLive',
   packagingVersion: 'V1',
   isWatermarkProtected: false,
-  aiLiveCaptioningLanguageCode: 'en-GB',
+  // The language of Debian's pocketsphinx-en-us, which `npm test` installs (scripts/ensure-system-deps.sh).
+  aiLiveCaptioningLanguageCode: 'en-US',
   drmKeyMode: 'SingleKey',
   broadcastStandard: 'HD',
   metadata: { title: 'Studio A' },
@@ -126,7 +130,7 @@ describeEachDb('Live channels API', (kind) => {
         { resolution: '720p', frameRate: 30 },
         { resolution: '360p', frameRate: 25 },
       ],
-      aiLiveCaptioning: { isEnabled: false, language: null },
+      aiLiveCaptioning: { isEnabled: true, language: { name: 'English (United States)', code: 'en-US', code3Lettered: 'eng' } },
     });
     for (const field of ['stackName', 'channelGroupStackName', 'templateVersion', 'specificationId']) expect(typeof conf[field]).toBe('string');
     expect(conf.restreams).toEqual([
@@ -170,7 +174,10 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), redundancy: 'TripleInput' }, 'redundancy'],
       [{ ...minimal('x'), qualities: [{ resolution: '9000p' }] }, 'qualities[0].resolution'],
       [{ ...minimal('x'), qualities: [{ resolution: '720p', frameRate: 0 }] }, 'qualities[0].frameRate'],
-      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }] }, 'endpoints[0]'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }, { type: 'Dash' }] }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', isDrmProtected: false }] }, 'endpoints[0].isDrmProtected'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], latency: 'ReducedLatency' }, 'endpoints'],
+      [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], drmKeyMode: 'PerTrack' }, 'drmKeyMode'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],
       [
         { ...minimal('x'), restreams: [{ protocol: 'RTMP', id: 'a', destination: 'd', rtmpDestinations: [{ url: 'http://x', streamKey: 'k' }] }] },
@@ -192,6 +199,26 @@ describeEachDb('Live channels API', (kind) => {
     }
   });
 
+  it("gives DRM endpoints the channel's key (created once, kept on later changes) and the channel as content id", async () => {
+    const id = (await t.json('POST', '/live/v1/channels', minimal('drm'))).body.id;
+    const drm = async () =>
+      (await t.json('PATCH', `/live/v1/channels/${id}`, { endpoints: [{ type: 'Hls', isDrmProtected: true }, { type: 'DashDrm' }] })).body.endpoints;
+    const [hlsDrm, dashDrm] = await drm();
+    expect(hlsDrm).toMatchObject({
+      id: 'hls-aes128',
+      url: `${p.baseUrl}/media/live/${t.id}/${id}/aes128/master.m3u8`,
+      protection: 'Aes128',
+      type: 'HlsDrm',
+      isDrmProtected: true,
+      drmKeyMode: 'SingleKey',
+      protectionDetails: { keyIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)], contentId: id },
+    });
+    expect(dashDrm).toMatchObject({ id: 'dash-cenc', url: `${p.baseUrl}/media/live/${t.id}/${id}/cenc/manifest.mpd`, protection: 'ClearKey' });
+    expect(dashDrm.protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await drm())[0].protectionDetails).toEqual(hlsDrm.protectionDetails);
+    expect((await t.json('POST', '/drm/v1/tokens', { assetId: id })).status).toBe(200);
+  });
+
   it('updates a channel: answers id, endpoints and archiveEndpoints; keeps masked secrets; null removes the policy; at most 10 restreams', async () => {
     const id = (await t.json('POST', '/live/v1/channels', fullBody())).body.id;
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
@@ -203,7 +230,8 @@ describeEachDb('Live channels API', (kind) => {
       // Sent back as read: the masked password and stream key keep the stored ones.
       input: { mp4Sources: conf.input.mp4Sources, inputLoss: { color: '#000000' } },
       restreams: conf.restreams,
-      aiLiveCaptioningLanguageCode: 'pl-PL',
+      // Matched to the installed model without regard to case, stored as the model spells it.
+      aiLiveCaptioningLanguageCode: 'en-us',
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -227,7 +255,14 @@ describeEachDb('Live channels API', (kind) => {
     expect(row.input.mp4Sources[0].password).toBe('secret-pass');
     expect(row.restreams[0].rtmpDestinations[0].streamKey).toBe('yt-key');
     expect(row.input.inputLoss).toEqual({ type: 'COLOR', color: '#000000' });
-    expect(row.aiLiveCaptioningLanguageCode).toBe('pl-PL');
+    expect(row.aiLiveCaptioningLanguageCode).toBe('en-US');
+    // A language without an installed model is refused, naming what is installed; null turns captions off.
+    const polish = await t.json('PATCH', `/live/v1/channels/${id}`, { aiLiveCaptioningLanguageCode: 'pl-PL' });
+    expect(polish.status).toBe(400);
+    expect(polish.body.status.code).toBe('validation_failed');
+    expect(polish.body.errors).toEqual([{ field: 'aiLiveCaptioningLanguageCode', message: expect.stringContaining('installed: en-US') }]);
+    expect((await t.json('PATCH', `/live/v1/channels/${id}`, { aiLiveCaptioningLanguageCode: null })).status).toBe(200);
+    expect((await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.aiLiveCaptioning).toEqual({ isEnabled: false, language: null });
 
     // Omitted leaves the policy as it is.
     await t.json('PATCH', `/live/v1/channels/${id}`, { accessPolicyId: '0190b0a0-0000-7000-8000-0000000000bb' });
@@ -250,7 +285,8 @@ describeEachDb('Live channels API', (kind) => {
     });
     expect(missing.status).toBe(400);
     expect(missing.body.errors.map((e: any) => e.field)).toContain('restreams[0].rtmpDestinations[0].streamKey');
-    expect((await eventTypesOf(id)).filter((e) => e === 'live.channel.updated')).toHaveLength(4);
+    // Four updates above, and the one that turned captions off.
+    expect((await eventTypesOf(id)).filter((e) => e === 'live.channel.updated')).toHaveLength(5);
   });
 
   it('lists with ids, date filters, query, sort and includeCloudData', async () => {
@@ -336,8 +372,22 @@ describeEachDb('Live channels API', (kind) => {
     expect((await limited.json('POST', '/live/v1/channels', minimal('c4'))).status).toBe(200);
   });
 
-  it('offers no caption language until a recognizer is installed', async () => {
-    expect(await t.json('GET', '/live/v1/channels/ai-live-caption-languages')).toEqual({ status: 200, body: [] });
+  it('offers exactly the caption languages whose speech model is installed', async () => {
+    expect(await t.json('GET', '/live/v1/channels/ai-live-caption-languages')).toEqual({
+      status: 200,
+      body: [{ name: 'English (United States)', code: 'en-US' }],
+    });
+    // Read at each request: a server whose models directory holds none offers none, and refuses every language.
+    const installed = p.ctx.config.live.captionModelsDir;
+    p.ctx.config.live.captionModelsDir = mkdtempSync(join(tmpdir(), 'no-models-'));
+    try {
+      expect(await t.json('GET', '/live/v1/channels/ai-live-caption-languages')).toEqual({ status: 200, body: [] });
+      const refused = await t.json('POST', '/live/v1/channels', { ...minimal('captions'), aiLiveCaptioningLanguageCode: 'en-US' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([{ field: 'aiLiveCaptioningLanguageCode', message: expect.stringContaining('none is installed') }]);
+    } finally {
+      p.ctx.config.live.captionModelsDir = installed;
+    }
   });
 
   it('aggregates per-minute statistics by periodSeconds with Sum and Avg, and refuses periods that are not whole minutes', async () => {

@@ -1,7 +1,7 @@
 import { createCipheriv } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { encryptInit, encryptSegment, psshBox, type CencScheme } from './cenc.ts';
+import { encryptInit, encryptSegment, psshBox, type CencKey, type CencScheme } from './cenc.ts';
 import { mediaPlaylists } from './finish.ts';
 import { readMediaPlaylist } from './hls.ts';
 import { packagingOf, type EncodeLayout } from './packaging.ts';
@@ -43,6 +43,13 @@ export function contentProtection(e: OutputEncryption): string {
   ].join('');
 }
 
+/** The CENC key of an output: its key id as bytes, and the W3C common PSSH (what EME's ClearKey reads) to carry. */
+export function cencKeyOf(e: OutputEncryption): CencKey {
+  if (e.scheme === 'aes-128') throw new Error('DASH outputs are encrypted with cenc or cbcs');
+  const keyId = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
+  return { key: e.key, keyId, scheme: e.scheme, constantIv: e.iv, pssh: [psshBox(SYSTEM_IDS.common, [keyId])] };
+}
+
 /**
  * Encrypts a finished clear DASH output directory in place (`init-*.m4s`, `chunk-*.m4s`, `manifest.mpd`): CENC on
  * every audio and video representation with the one key, PSSH boxes in the initialisation segments, and the MPD's
@@ -50,9 +57,7 @@ export function contentProtection(e: OutputEncryption): string {
  */
 export async function protectDash(dir: string, e: OutputEncryption): Promise<void> {
   if (e.scheme === 'aes-128') throw new Error('DASH outputs are encrypted with cenc or cbcs');
-  const keyId = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
-  const commonPssh = psshBox(SYSTEM_IDS.common, [keyId]);
-  const key = { key: e.key, keyId, scheme: e.scheme, constantIv: e.iv, pssh: [commonPssh] };
+  const key = cencKeyOf(e);
   const files = await readdir(dir);
   for (const name of files) {
     const m = /^init-(.+)\.m4s$/.exec(name);

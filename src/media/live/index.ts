@@ -17,3 +17,7 @@ export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, Re
 export { createRestreamDestination } from './restream.ts';
 export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';
 export { startSrtRelay } from './srtRelay.ts';
+export type { CaptionModel } from './captionModels.ts';
+export { captionModel, installedCaptionModels } from './captionModels.ts';
+export type { LiveProtection } from './protect.ts';
+export { DASH_DRM_PREFIX, HLS_DRM_PREFIX } from './protect.ts';

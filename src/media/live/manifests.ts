@@ -2,6 +2,7 @@
  * The channel's manifests, rendered from the packager's segment lists. Pure functions: the packager decides what is
  * listed, these decide how it is written (HLS: RFC 8216; DASH: ISO/IEC 23009-1 dynamic, SegmentTimeline).
  */
+import { subtitleAdaptationSet, subtitleMedia, type SubtitleTrack } from './subtitles.ts';
 
 export interface PublishedSegment {
   sequence: number;
@@ -72,12 +73,14 @@ const SKIP_TARGETS = 6;
 /** PART-HOLD-BACK, in part targets (RFC 8216bis: at least two, three recommended). */
 const PART_HOLD_BACK = 3;
 
-export function masterPlaylist(tracks: Track[]): string {
+export function masterPlaylist(tracks: Track[], subtitles?: SubtitleTrack): string {
   const audio = tracks.find((t) => t.kind === 'audio');
   const video = tracks.filter((t) => t.kind === 'video');
   const lines = ['#EXTM3U', '#EXT-X-VERSION:7', '#EXT-X-INDEPENDENT-SEGMENTS'];
+  if (subtitles) lines.push(subtitleMedia(subtitles));
+  const subs = subtitles ? ',SUBTITLES="subs"' : '';
   if (video.length === 0 && audio) {
-    lines.push(`#EXT-X-STREAM-INF:BANDWIDTH=${audio.bandwidth},CODECS="${audio.codec}"`, `${audio.name}.m3u8`);
+    lines.push(`#EXT-X-STREAM-INF:BANDWIDTH=${audio.bandwidth},CODECS="${audio.codec}"${subs}`, `${audio.name}.m3u8`);
     return `${lines.join('\n')}\n`;
   }
   if (audio) {
@@ -87,7 +90,7 @@ export function masterPlaylist(tracks: Track[]): string {
     const bandwidth = v.bandwidth + (audio?.bandwidth ?? 0);
     const codecs = [v.codec, audio?.codec].filter(Boolean).join(',');
     lines.push(
-      `#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${v.width}x${v.height},FRAME-RATE=${v.frameRate!.toFixed(3)},CODECS="${codecs}"${audio ? ',AUDIO="audio"' : ''}`,
+      `#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${v.width}x${v.height},FRAME-RATE=${v.frameRate!.toFixed(3)},CODECS="${codecs}"${audio ? ',AUDIO="audio"' : ''}${subs}`,
       `${v.name}.m3u8`,
     );
   }
@@ -164,6 +167,8 @@ export interface MpdOptions {
   now: number; // ms
   /** Low-latency DASH: segments may be requested this long (a part) after they begin; the delivery streams them. */
   partSeconds?: number;
+  /** Live captions: a text AdaptationSet of their WebVTT segments in each Period. */
+  subtitles?: SubtitleTrack;
 }
 
 /**
@@ -231,6 +236,7 @@ export function dashManifest(o: MpdOptions): string {
       }
       out.push('    </AdaptationSet>');
     }
+    if (o.subtitles) out.push(...subtitleAdaptationSet(o.subtitles, o.subtitles.segments().slice(-o.windowSegments), p));
     out.push('  </Period>');
   }
   out.push(`  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="${new Date(o.now).toISOString()}"/>`, '</MPD>');

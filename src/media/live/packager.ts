@@ -1,20 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { fragmentFile } from './args.ts';
-import { FragmentTail } from './fragmentTail.ts';
-import {
-  dashManifest,
-  masterPlaylist,
-  mediaPlaylist,
-  PART_SEGMENTS,
-  partKey,
-  segmentKey,
-  type Period,
-  type PublishedSegment,
-  type Track,
-} from './manifests.ts';
-import { readChunk, readDecodeTime, readInit, shiftDecodeTime } from './mp4.ts';
+import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
+import { readDecodeTime, readInit } from './mp4.ts';
+import { PartCutter, type CutTrack } from './partCutter.ts';
+import type { SubtitleTrack } from './subtitles.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
@@ -27,7 +17,8 @@ export interface PackagerOptions {
   availabilityStart: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
-  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number }): void;
+  /** `body` and `init`: the segment's bytes and its init segment's (live captions decode the audio from them). */
+  onSegment(track: string, segment: PublishedSegment, info: { key: string; timescale: number; startMs: number; body: Buffer; init: Buffer }): void;
   log: Logger;
   /**
    * Low latency (`ReducedLatency`): the run writes fragmented MP4 files (`runArgs` with `partSeconds`) and every chunk
@@ -36,6 +27,8 @@ export interface PackagerOptions {
   partSeconds?: number;
   /** What a previous pipeline of the channel published (another process's, before a takeover): continued, not restarted. */
   resume?: PackagerSnapshot;
+  /** Live captions: named in the master playlist and the MPD (their own playlist and segments are the captioner's). */
+  subtitles?: SubtitleTrack;
 }
 
 /**
@@ -75,23 +68,14 @@ interface RunState {
   failures: Map<string, number>;
   /** Per track: how many of the run's playlist entries are published. */
   done: Map<string, number>;
-  /** Low latency: per track, the run's fragmented output, the chunks read but not yet published, the open segment's bytes and the segments closed. */
-  tails?: Map<string, FragmentTail>;
-  queued?: Map<string, Buffer[]>;
-  bodies?: Map<string, Buffer[]>;
-  closed?: Map<string, number>;
+  /** Low latency: the run's fragmented output, cut into parts and segments. */
+  cutter?: PartCutter;
 }
 
-interface TrackState extends Track {
+interface TrackState extends CutTrack, Track {
   /** The init bytes of the current DASH Period, to tell whether a new run's init changes it. */
   periodInit?: Buffer;
-  periodInitKey?: string;
-  period: number;
   lastRun?: number;
-  discontinuities: number;
-  nextSequence: number;
-  /** Low latency: segments whose part files are still stored, oldest first. */
-  partsStored: { sequence: number; count: number }[];
 }
 
 const HLS = 'application/vnd.apple.mpegurl';
@@ -99,8 +83,6 @@ const HLS = 'application/vnd.apple.mpegurl';
 const MAX_SEGMENT_TRIES = 20;
 const DASH = 'application/dash+xml';
 const MEDIA = 'video/iso.segment';
-/** Low latency: the part files of this many segments are kept (those listed in the playlists, and a margin for players still fetching them). */
-const PARTS_KEPT = PART_SEGMENTS + 2;
 
 /** Where the low-latency delta update (`_HLS_skip=YES`) of a media playlist is published. */
 export const deltaPlaylistKey = (track: string) => `${track}.delta.m3u8`;
@@ -144,7 +126,8 @@ export class Packager {
     const r = o.resume;
     if (r) {
       this.periods.push(...r.periods);
-      this.masterWritten = r.masterWritten;
+      // Written again all the same: the channel's captions may have been turned on or off since.
+      this.masterWritten = false;
       for (const t of this.tracks) {
         const saved = r.tracks.find((x) => x.name === t.name)!;
         Object.assign(t, {
@@ -224,13 +207,30 @@ export class Packager {
 
   /** Follows a new run's output directory from media time `offset` (seconds); the previous run must be drained. */
   beginRun(run: number, dir: string, offset: number): void {
-    this.run = { run, dir, offset, done: new Map(), failures: new Map() };
-    if (this.o.partSeconds) {
-      this.run.tails = new Map(this.tracks.map((t) => [t.name, new FragmentTail(fragmentFile(dir, t.name))]));
-      this.run.queued = new Map(this.tracks.map((t) => [t.name, []]));
-      this.run.bodies = new Map(this.tracks.map((t) => [t.name, []]));
-      this.run.closed = new Map();
-    }
+    const state: RunState = { run, dir, offset, done: new Map(), failures: new Map() };
+    this.run = state;
+    const { partSeconds, segmentSeconds, availabilityStart, publish, remove, log } = this.o;
+    if (!partSeconds) return;
+    state.cutter = new PartCutter(
+      {
+        tracks: this.tracks,
+        segmentSeconds,
+        partSeconds,
+        availabilityStart,
+        publish,
+        remove,
+        log,
+        openRun: (inits, at) => {
+          state.offset = at;
+          return this.openRun(state, inits as Map<TrackState, Buffer>);
+        },
+        segmentClosed: (track, segment, key, body) => this.segmentClosed(track as TrackState, segment, key, body),
+        writeManifests: (changed) => this.writeManifests(changed as TrackState[]),
+      },
+      run,
+      dir,
+      offset,
+    );
   }
 
   /**
@@ -238,19 +238,14 @@ export class Packager {
    * are, so they are closed and published, and the playlists no longer hint at a part the run will not write.
    */
   async endRun(): Promise<void> {
-    const state = this.run;
-    if (!state?.tails) return;
-    const changed = this.tracks.filter((t) => t.open && t.open.run === state.run);
-    for (const t of changed) await this.closeSegment(t, state);
-    for (const tail of state.tails.values()) await tail.close();
-    if (changed.length > 0) await this.writeManifests(changed);
+    await this.run?.cutter?.end();
   }
 
   /** Publishes what the current run has finished since the last call; returns how many segments that was. */
   async poll(): Promise<number> {
     const state = this.run;
     if (!state) return 0;
-    if (state.tails) return this.pollChunks(state);
+    if (state.cutter) return state.cutter.poll();
     const variants = new Map<string, { map?: string; entries: Entry[] }>();
     for (const track of this.tracks) {
       try {
@@ -296,102 +291,13 @@ export class Packager {
     await this.openRun(state, inits);
   }
 
-  /**
-   * Low latency: a run's media time starts where the wall clock is when its first chunks are out (less their own
-   * length), never before the timeline's end. A run starts a second or two after it is launched (and after the run it
-   * replaces ends); continuing the timeline without a gap, as whole segments do, would leave it behind the wall clock
-   * by that much at every switch, and low-latency DASH players, which find the live edge from the wall clock a part
-   * or two behind it, would ask for segments before they exist. A short gap at a switch is what they jump instead.
-   */
-  private anchorToWallClock(state: RunState): number {
-    const firstChunk = Math.max(
-      ...this.tracks.map((t) => readChunk(state.queued!.get(t.name)![0]!).duration / readInit(state.tails!.get(t.name)!.init!).timescale),
-    );
-    return Math.max(state.offset, (Date.now() - this.o.availabilityStart) / 1000 - firstChunk);
-  }
-
-  /** Low latency: publishes every complete chunk of the run as a part, closing a segment at each key frame. */
-  private async pollChunks(state: RunState): Promise<number> {
-    for (const track of this.tracks) state.queued!.get(track.name)!.push(...(await state.tails!.get(track.name)!.read()));
-    if (!state.started) {
-      if (!this.tracks.every((t) => state.tails!.get(t.name)!.init && state.queued!.get(t.name)!.length > 0)) return 0;
-      state.offset = this.anchorToWallClock(state);
-      await this.openRun(state, new Map(this.tracks.map((t) => [t, state.tails!.get(t.name)!.init!])));
-    }
-    let published = 0;
-    const changed: TrackState[] = [];
-    for (const track of this.tracks) {
-      const queued = state.queued!.get(track.name)!;
-      if (queued.length === 0) continue;
-      changed.push(track);
-      for (const chunk of queued.splice(0)) {
-        await this.publishChunk(track, state, chunk);
-        published += 1;
-      }
-    }
-    if (changed.length > 0) await this.writeManifests(changed);
-    return published;
-  }
-
-  private async publishChunk(track: TrackState, state: RunState, chunk: Buffer): Promise<void> {
-    const ts = track.timescale!;
-    shiftDecodeTime(chunk, Math.round(state.offset * ts));
-    const info = readChunk(chunk);
-    if (track.open?.parts.length) {
-      // Video: every key frame starts a segment (the GOP is one segment). Audio: the first chunk at the boundary.
-      const boundary = track.kind === 'video' ? info.independent : this.audioBoundary(state, track, info.decodeTime);
-      if (boundary) await this.closeSegment(track, state);
-    }
-    track.open ??= {
-      sequence: track.nextSequence,
-      decodeTime: info.decodeTime,
-      run: state.run,
-      initKey: track.periodInitKey!,
-      discontinuity: track.discontinuities,
-      period: track.period,
-      parts: [],
-    };
-    await this.o.publish(partKey(track.name, track.open.sequence, track.open.parts.length), chunk, MEDIA);
-    state.bodies!.get(track.name)!.push(chunk);
-    track.open.parts.push({ duration: info.duration / ts, independent: info.independent });
-    // The preload hint names the part that comes next: the next segment's first once this one has its full length.
-    const length = track.open.parts.reduce((a, p) => a + p.duration, 0);
-    track.open.complete =
-      track.kind === 'video'
-        ? length >= this.o.segmentSeconds - 0.5 / (track.frameRate ?? 25)
-        : this.audioBoundary(state, track, info.decodeTime + info.duration);
-  }
-
-  /**
-   * Audio chunks do not fall on the video's segment boundaries: an audio segment ends at the chunk nearest to the
-   * boundary (within half a part), so that audio and video segments cover about the same time.
-   */
-  private audioBoundary(state: RunState, track: TrackState, decodeTime: number): boolean {
-    const closed = state.closed!.get(track.name) ?? 0;
-    return decodeTime / track.timescale! - state.offset >= (closed + 1) * this.o.segmentSeconds - this.o.partSeconds! / 2;
-  }
-
-  /** The open segment is complete: published whole (after its parts, so a segment that exists has all its parts). */
-  private async closeSegment(track: TrackState, state: RunState): Promise<void> {
-    const { complete, ...open } = track.open!;
-    void complete;
-    const body = Buffer.concat(state.bodies!.get(track.name)!.splice(0));
-    const segment: PublishedSegment = { ...open, duration: open.parts.reduce((a, p) => a + p.duration, 0) };
-    const key = segmentKey(track.name, segment.sequence);
-    await this.o.publish(key, body, MEDIA);
-    track.open = undefined;
+  /** A segment is complete and published under `key`: listed, announced, and the oldest expired. */
+  private async segmentClosed(track: TrackState, segment: PublishedSegment, key: string, body: Buffer): Promise<void> {
     track.nextSequence = segment.sequence + 1;
     track.segments.push(segment);
-    state.closed!.set(track.name, (state.closed!.get(track.name) ?? 0) + 1);
     this.written += 1;
     const startMs = Math.round(this.o.availabilityStart + (segment.decodeTime / track.timescale!) * 1000);
-    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
-    track.partsStored.push({ sequence: segment.sequence, count: open.parts.length });
-    if (track.partsStored.length > PARTS_KEPT) {
-      const old = track.partsStored.shift()!;
-      const keys = Array.from({ length: old.count }, (_, i) => partKey(track.name, old.sequence, i));
-      await this.o.remove(keys).catch((e) => this.o.log.warn({ err: e }, 'removing old live parts failed'));
-    }
+    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs, body, init: track.periodInit! });
     await this.expire(track);
   }
 
@@ -444,12 +350,7 @@ export class Packager {
     };
     const key = segmentKey(track.name, segment.sequence);
     await this.o.publish(key, body, MEDIA);
-    track.nextSequence += 1;
-    track.segments.push(segment);
-    this.written += 1;
-    const startMs = Math.round(this.o.availabilityStart + (decodeTime / track.timescale!) * 1000);
-    this.o.onSegment(track.name, segment, { key, timescale: track.timescale!, startMs });
-    await this.expire(track);
+    await this.segmentClosed(track, segment, key, body);
   }
 
   /** Keeps `retentionSeconds` of published segments (at least the window); removes older ones and unused inits. */
@@ -481,11 +382,20 @@ export class Packager {
       await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll)), HLS);
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
-      await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks)), HLS);
+      await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks, this.o.subtitles)), HLS);
       this.masterWritten = true;
     }
     if (this.tracks.every((t) => t.segments.length > 0)) {
-      const mpd = dashManifest({ tracks: this.tracks, periods: this.periods, windowSegments, segmentSeconds, availabilityStart, now: Date.now(), partSeconds });
+      const mpd = dashManifest({
+        tracks: this.tracks,
+        periods: this.periods,
+        windowSegments,
+        segmentSeconds,
+        availabilityStart,
+        now: Date.now(),
+        partSeconds,
+        subtitles: this.o.subtitles,
+      });
       await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
     }
   }

@@ -2,7 +2,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
+import { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
+import { DASH_DRM_PREFIX, HLS_DRM_PREFIX, protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
@@ -43,6 +45,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
   const log = o.log.child({ channelId: o.channelId });
   let availabilityStart = 0;
   let packager: Packager | undefined;
+  let captioner: LiveCaptioner | undefined;
   let input: LiveInput | null = null;
   let current: Run | undefined;
   let runs = (o.firstRun ?? 1) - 1;
@@ -278,6 +281,27 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       await mkdir(o.workDir, { recursive: true });
       const resume = await loadCheckpoint();
       availabilityStart = resume?.availabilityStart ?? Date.now() - ORIGIN_LEAD_S * 1000;
+      const output = o.protection ? protectedPublisher(o.protection, o.publish, o.remove, log) : undefined;
+      if (output && resume) {
+        const inits = resume.tracks.filter((t) => t.periodInit && t.periodInitKey);
+        await output.resume(inits.map((t) => ({ key: t.periodInitKey!, track: t.name, body: Buffer.from(t.periodInit!, 'base64') })));
+      }
+      const captionPrefixes = ['', ...(o.protection?.hls ? [HLS_DRM_PREFIX] : []), ...(o.protection?.dash ? [DASH_DRM_PREFIX] : [])];
+      // Live captions: recognized beside the pipeline from the audio segments it publishes (docs/decisions/live.md).
+      captioner = o.captions
+        ? new LiveCaptioner({
+            model: o.captions,
+            workDir: join(o.workDir, 'captions'),
+            segmentSeconds: o.segmentSeconds,
+            windowSegments: o.windowSegments,
+            retentionSeconds: o.retentionSeconds ?? 3600,
+            availabilityStart,
+            // Captions stay clear, and are beside every protected endpoint's manifests too (they name them relatively).
+            publish: async (key, body, type) => void (await Promise.all(captionPrefixes.map((prefix) => o.publish(prefix + key, body, type)))),
+            remove: (keys) => o.remove(captionPrefixes.flatMap((prefix) => keys.map((k) => prefix + k))),
+            log: log.child({ component: 'captions' }),
+          })
+        : undefined;
       packager = new Packager({
         resume,
         tracks,
@@ -286,11 +310,13 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         retentionSeconds: o.retentionSeconds ?? 3600,
         firstSequence: o.firstSequence,
         availabilityStart,
-        publish: o.publish,
-        remove: o.remove,
+        publish: output?.publish ?? o.publish,
+        remove: output?.remove ?? o.remove,
         log,
         partSeconds: o.partSeconds,
+        subtitles: captioner,
         onSegment: (rendition, s, info) => {
+          if (rendition === AUDIO_TRACK) captioner?.addAudio({ ...s, timescale: info.timescale, init: info.init, body: info.body });
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.
@@ -365,6 +391,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         await current.done;
       }
       await polling;
+      await captioner?.stop();
       if (inputConnected) markConnected(false);
       await rm(o.workDir, { recursive: true, force: true });
     },

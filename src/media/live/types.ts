@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { CaptionModel } from './captionModels.ts';
+import type { LiveProtection } from './protect.ts';
 
 /** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
 export type InputSlot = 'primary' | 'secondary';
@@ -72,6 +74,13 @@ export interface LivePipelineOptions {
    * starting them anew. Saved after every published batch.
    */
   checkpoint?: { load(): Promise<Buffer | undefined>; save(body: Buffer): Promise<void> };
+  /**
+   * Live captions in this language's model: WebVTT from the channel's audio, as a subtitle rendition of the HLS output
+   * and a text AdaptationSet of the DASH output. A recognizer that fails costs captions, never video.
+   */
+  captions?: CaptionModel;
+  /** DRM endpoints: each segment is also published encrypted under their prefixes (`protect.ts`). Not with `partSeconds`. */
+  protection?: LiveProtection;
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }

@@ -5,6 +5,8 @@ import type { PlatformContext } from '../../context.ts';
 import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
+import { captionModel, type CaptionModel } from '../../media/live/index.ts';
+import { channelProtection } from './drm.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
 import type { ChannelRow } from './present.ts';
@@ -87,6 +89,15 @@ export class ChannelRun {
     return { type: 'COLOR', color: loss.color ?? '#000000' };
   }
 
+  /** The speech model of the channel's caption language; none (and a warning) if it was uninstalled since. */
+  private captionModel(): CaptionModel | undefined {
+    const code = this.row.aiLiveCaptioningLanguageCode;
+    if (!code) return undefined;
+    const model = captionModel(this.ctx.config.live.captionModelsDir, code);
+    if (!model) this.log.warn({ language: code }, "no speech model is installed for the channel's caption language; it runs without captions");
+    return model;
+  }
+
   /** Starts the pipeline; a stop that comes meanwhile waits for it and then stops what it made. */
   start(media: LiveMedia, onEvent: (e: LivePipelineEvent) => void, numbers?: { firstSequence: number; firstRun: number }): Promise<void> {
     this.starting = this.startPipeline(media, onEvent, numbers);
@@ -105,6 +116,7 @@ export class ChannelRun {
     // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
     const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
+    const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints);
     if (this.halted) return;
     this.pipeline = media.createLivePipeline({
       channelId: this.id,
@@ -118,10 +130,12 @@ export class ChannelRun {
       retentionSeconds: config.live.retentionSeconds,
       ...numbers,
       inputLoss,
+      protection,
       publish: (key, body, contentType) => store.putObject(prefix + key, body, contentType),
       remove: async (keys) => void (await Promise.all(keys.map((k) => store.delete(prefix + k)))),
       log: this.log,
       onEvent,
+      captions: this.captionModel(),
       checkpoint: {
         load: async () => {
           const key = checkpointKey(this.tenantId, this.id);

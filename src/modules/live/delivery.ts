@@ -7,8 +7,9 @@ import { admitMedia } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
 import { hasReached, MEDIA_WAIT_MS, mediaName, playlistPosition, StoreWaiter, streamOpenSegment } from './blockingReload.ts';
+import { servesPath } from './drm.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
-import { liveChannels } from './tables.ts';
+import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { serveRange } from './timeline.ts';
 import { channelPrefix } from './urls.ts';
 
@@ -58,12 +59,13 @@ class ViewerCounter {
 /**
  * Serves live outputs to players: `GET /media/live/{tenant}/{channel}/{path}` from the object store, where the
  * channel's owner publishes them, with CORS so that a page on any origin plays them, ranges, and short caching for
- * playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted).
+ * playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted); of a
+ * channel with DRM endpoints, only their encrypted files.
  * `range/{startMs}-{endMs|now}/*.m3u8` are playlists of a range of the channel's timeline (`timeline.ts`).
  */
 export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
-  const known = new Map<string, number>();
+  const known = new Map<string, { until: number; endpoints: ChannelEndpointRow[] }>();
   const viewers = new ViewerCounter();
   const timer = setInterval(() => void viewers.flush(ctx).catch((err) => app.log.warn({ err }, 'live viewer counts not written')), VIEWERS_FLUSH_MS);
   timer.unref();
@@ -74,17 +76,19 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     await viewers.flush(ctx).catch(() => {});
   });
 
-  async function channelExists(tenantId: string, channelId: string): Promise<boolean> {
+  /** The channel's endpoints (which files players may read), or undefined when there is no such channel. */
+  async function channelEndpoints(tenantId: string, channelId: string): Promise<ChannelEndpointRow[] | undefined> {
     const key = `${tenantId}/${channelId}`;
-    if ((known.get(key) ?? 0) > Date.now()) return true;
+    const cached = known.get(key);
+    if (cached && cached.until > Date.now()) return cached.endpoints;
     const [row] = await ctx.db
-      .select({ id: liveChannels.id })
+      .select({ endpoints: liveChannels.endpoints })
       .from(liveChannels)
       .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
-    if (!row) return false;
+    if (!row) return undefined;
     if (known.size > 10_000) known.clear();
-    known.set(key, Date.now() + CHANNEL_CACHE_MS);
-    return true;
+    known.set(key, { until: Date.now() + CHANNEL_CACHE_MS, endpoints: row.endpoints });
+    return row.endpoints;
   }
 
   app.options('/media/live/*', { schema: { hide: true } }, async (_req, reply) =>
@@ -104,11 +108,13 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       const asked = req.params['*'];
       if (!isUuid(tenantId) || !isUuid(channelId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
       // What does not exist is a 404 before any guard runs (a guard may read the tenant's settings).
-      if (!(await channelExists(tenantId, channelId))) throw notFound();
+      const endpoints = await channelEndpoints(tenantId, channelId);
+      if (!endpoints) throw notFound();
       // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
       const path = await admitMedia(ctx, req, reply, { delivery: 'live', tenantId, assetId: channelId, path: asked });
       if (path === undefined) return reply;
-      if (!path) throw notFound();
+      // A DRM channel's clear files are not served (drm.ts): a 404, as for a file that does not exist.
+      if (!path || !servesPath(endpoints, path)) throw notFound();
       if (path.startsWith('range/')) {
         reply.headers(CORS);
         if (await serveRange(ctx, reply, tenantId, channelId, path, req.method === 'HEAD')) return reply;

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { drmPrefixOf } from './drm.ts';
 import { qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';
@@ -15,13 +16,18 @@ export function endpointsOf(config: Config, row: ChannelRow) {
   return row.endpoints.map((e) => {
     const hls = e.type.startsWith('Hls');
     const file = hls ? MASTER_PLAYLIST : DASH_MANIFEST;
-    const url = mediaUrl(config, row.tenantId, row.id, file);
+    // A protected endpoint (docs/decisions/drm.md, "Live channels"): its own encrypted files, the channel's key.
+    const drm = e.isDrmProtected && e.keyId ? e.keyId : undefined;
+    const url = mediaUrl(config, row.tenantId, row.id, drm ? drmPrefixOf(e) + file : file);
     return {
-      id: hls ? 'hls' : 'dash',
+      id: hls ? (drm ? 'hls-aes128' : 'hls') : drm ? 'dash-cenc' : 'dash',
       accessType: 'Http',
       format: hls ? 'HLS' : 'DASH',
       url,
-      protection: 'None',
+      protection: drm ? (hls ? 'Aes128' : 'ClearKey') : 'None',
+      ...(drm
+        ? { protectionDetails: { keyIds: [drm], contentId: row.id }, type: e.type, isDrmProtected: true, drmKeyMode: row.drmKeyMode ?? 'SingleKey' }
+        : {}),
       manifest: url,
       hasVerticalOrientation: e.hasVerticalOrientation,
     };
@@ -97,7 +103,7 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
     id: row.id,
     name: row.name,
     codeName: slug(row.name),
-    endpoints: row.endpoints,
+    endpoints: row.endpoints.map((e) => ({ type: e.type, hasVerticalOrientation: e.hasVerticalOrientation, isDrmProtected: e.isDrmProtected })),
     qualities: row.qualities.map((q) => ({ resolution: qualityLabel(q), frameRate: Math.round(q.frameRate) })),
     restreams: row.restreams.map((r) => ({
       id: r.id,
@@ -140,9 +146,37 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
     packagingVersion: row.packagingVersion,
     isWatermarkProtected: row.isWatermarkProtected,
     drmKeyMode: row.drmKeyMode,
-    aiLiveCaptioning: { isEnabled: false, language: null },
+    aiLiveCaptioning: captioning(row.aiLiveCaptioningLanguageCode),
     broadcastStandard: row.broadcastStandard,
     highestVideoResolution: highest,
     specificationId: '',
+  };
+}
+
+/** ISO 639-2 codes of the languages pocketsphinx has models for (`code3Lettered`). */
+const THREE_LETTERS: Record<string, string> = {
+  en: 'eng',
+  fr: 'fra',
+  de: 'deu',
+  es: 'spa',
+  it: 'ita',
+  pt: 'por',
+  ru: 'rus',
+  nl: 'nld',
+  zh: 'zho',
+  hi: 'hin',
+  el: 'ell',
+  kk: 'kaz',
+};
+
+/** The channel's live captions as the configuration shows them. */
+function captioning(code: string | null) {
+  if (!code) return { isEnabled: false, language: null };
+  const [lang, region] = code.split('-');
+  const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(lang!) ?? lang!;
+  const regionName = region ? new Intl.DisplayNames(['en'], { type: 'region' }).of(region.toUpperCase()) : undefined;
+  return {
+    isEnabled: true,
+    language: { name: regionName ? `${name} (${regionName})` : name, code, code3Lettered: THREE_LETTERS[lang!.toLowerCase()] ?? lang!.toLowerCase() },
   };
 }

@@ -71,11 +71,12 @@ export const liveChannelRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext
       schema: {
         tags,
         summary: 'Get AI live caption languages',
-        description: 'The languages live captions can be made in; empty until a speech recognizer is installed.',
+        description:
+          "The languages live captions can be made in: exactly those whose speech model is installed on the server (pocketsphinx models, e.g. Debian's pocketsphinx-en-us); empty when none is. A channel asking for another language is refused with 400.",
         response: withErrors({ 200: s.CaptionLanguages }),
       },
     },
-    async () => channels.captionLanguages(),
+    async () => channels.captionLanguages(ctx),
   );
 
   app.get(

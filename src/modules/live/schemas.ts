@@ -13,7 +13,7 @@ const TRANSMISSION_TYPE = ['Video', 'Audio'] as const;
 const ENVIRONMENT = ['ManagedLive', 'ManagedLiveAnywhere'] as const;
 const PACKAGING_VERSION = ['V1', 'V2'] as const;
 const INPUT_LOSS_TYPE = ['COLOR', 'SLATE'] as const;
-/** Plain HLS and DASH are ours; the spec's DRM examples are accepted by name and refused until DRM exists. */
+/** Plain HLS and DASH; `HlsDrm` (AES-128) and `DashDrm` (CENC) are encrypted with the DRM module's key. */
 const ENDPOINT_TYPES = ['Hls', 'Dash', 'HlsDrm', 'DashDrm'] as const;
 
 export const Mp4Source = Type.Object({
@@ -68,7 +68,7 @@ const Restream = Type.Object({
 export const Restreams = Type.Array(Restream, { maxItems: 10 });
 
 const Common = {
-  drmKeyMode: Type.Optional(Type.String({ maxLength: 64 })),
+  drmKeyMode: Type.Optional(Type.String({ maxLength: 64, description: '`SingleKey` (the only mode): one key for every track of the DRM endpoints' })),
   broadcastStandard: Type.Optional(Type.String({ maxLength: 64 })),
   aiLiveCaptioningLanguageCode: Type.Optional(Type.Union([Type.String({ maxLength: 16 }), Type.Null()])),
   endpoints: Type.Optional(Type.Array(ChannelEndpointRequest, { maxItems: 8 })),
@@ -105,7 +105,16 @@ const EndpointInfo = Type.Object({
   accessType: Type.String(),
   format: Type.String(),
   url: Type.String(),
-  protection: Type.String(),
+  protection: Type.String({ description: '`None`, `Aes128` (HlsDrm) or `ClearKey` (DashDrm, CENC)' }),
+  protectionDetails: Type.Optional(
+    Type.Object({
+      keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),
+      contentId: Type.String({ description: 'DRM content id: the channel id' }),
+    }),
+  ),
+  type: Type.Optional(Type.String({ description: 'endpoint type of a protected endpoint: `HlsDrm` or `DashDrm`' })),
+  isDrmProtected: Type.Optional(Type.Boolean()),
+  drmKeyMode: Type.Optional(Type.String({ description: '`SingleKey`: one key for every track' })),
   manifest: Type.String(),
   hasVerticalOrientation: Type.Boolean(),
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Static } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
+import { installedCaptionModels } from '../../media/live/index.ts';
 import type { Queryable } from '../../db/client.ts';
 import { release } from '../../db/lease.ts';
 import { tenants } from '../../db/tenants.ts';
@@ -10,14 +11,15 @@ import { arrayParam, dateRange, textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { recordEvent } from '../../platform/events.ts';
+import { withChannelKey } from './drm.ts';
 import type { LiveEventType } from './events.ts';
 import { isHeld } from './lease.ts';
 import { ingestUrlFor, presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
 import { srtPortFor } from './srtPorts.ts';
 import type * as s from './schemas.ts';
-import { liveChannels, type ChannelStatus } from './tables.ts';
+import { liveChannels, type ChannelEndpointRow, type ChannelStatus } from './tables.ts';
 import { channelPrefix, checkpointKey, ingestUrl } from './urls.ts';
-import { checkCaptionLanguage, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
+import { checkCaptionLanguage, checkDrm, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
 
 type CreateBody = Static<typeof s.ChannelCreate>;
 type PatchBody = Static<typeof s.ChannelPatch>;
@@ -48,8 +50,11 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   const endpoints = normalizeEndpoints(body.endpoints, p);
   const qualities = normalizeQualities(body.qualities, p);
   const restreams = normalizeRestreams(body.restreams ?? [], [], p);
-  checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, p);
+  const captionLanguage = checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
+  checkDrm(endpoints, body.latency ?? 'NormalLatency', body.drmKeyMode, p);
   p.throwIfAny();
+  const id = newId();
+  const keyed = await withChannelKey(ctx, tenantId, id, endpoints);
   return ctx.db.transaction(async (tx) => {
     // The tenant row is the lock that makes "count, then insert" one step for concurrent creates.
     const [tenant] = await tx.select({ limit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
@@ -61,7 +66,6 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
         `The tenant has ${n} channels and may have ${tenant.limit} (GET /live/v1/channels/limit); delete one first`,
       );
     }
-    const id = newId();
     await tx.insert(liveChannels).values({
       id,
       tenantId,
@@ -73,11 +77,11 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
       environment: body.environment ?? 'ManagedLive',
       packagingVersion: body.packagingVersion ?? 'V1',
       isWatermarkProtected: body.isWatermarkProtected ?? false,
-      aiLiveCaptioningLanguageCode: body.aiLiveCaptioningLanguageCode ?? null,
-      drmKeyMode: body.drmKeyMode ?? null,
+      aiLiveCaptioningLanguageCode: captionLanguage ?? null,
+      drmKeyMode: body.drmKeyMode ?? (keyed.some((e) => e.isDrmProtected) ? 'SingleKey' : null),
       broadcastStandard: body.broadcastStandard ?? null,
       input,
-      endpoints,
+      endpoints: keyed,
       qualities,
       restreams,
       metadata: body.metadata ?? {},
@@ -143,14 +147,24 @@ export async function listChannels(ctx: PlatformContext, { tenantId, canWrite }:
 }
 
 export async function updateChannel(ctx: PlatformContext, tenantId: string, id: string, patch: PatchBody) {
+  // New endpoints get their DRM key before the transaction (the key store has its own), for a channel that exists.
+  let given: ChannelEndpointRow[] | undefined;
+  if (patch.endpoints !== undefined) {
+    const p = new Problems();
+    given = normalizeEndpoints(patch.endpoints, p);
+    p.throwIfAny();
+    await channelRow(ctx.db, tenantId, id);
+    given = await withChannelKey(ctx, tenantId, id, given);
+  }
   const row = await ctx.db.transaction(async (tx) => {
     const before = await channelRow(tx, tenantId, id, true);
     const p = new Problems();
     const input = patch.input !== undefined ? normalizeInput(patch.input, before.input, p) : before.input;
-    const endpoints = patch.endpoints !== undefined ? normalizeEndpoints(patch.endpoints, p) : before.endpoints;
+    const endpoints = given ?? before.endpoints;
     const qualities = patch.qualities !== undefined ? normalizeQualities(patch.qualities, p) : before.qualities;
     const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
-    checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, p);
+    const captionLanguage = checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
+    checkDrm(endpoints, before.latency, patch.drmKeyMode, p);
     p.throwIfAny();
     const [after] = await tx
       .update(liveChannels)
@@ -159,7 +173,8 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
         ...(patch.automationDisabled !== undefined ? { automationDisabled: patch.automationDisabled } : {}),
         ...(patch.drmKeyMode !== undefined ? { drmKeyMode: patch.drmKeyMode } : {}),
         ...(patch.broadcastStandard !== undefined ? { broadcastStandard: patch.broadcastStandard } : {}),
-        ...(patch.aiLiveCaptioningLanguageCode !== undefined ? { aiLiveCaptioningLanguageCode: patch.aiLiveCaptioningLanguageCode } : {}),
+        // null (or '') turns captions off.
+        ...(captionLanguage !== undefined ? { aiLiveCaptioningLanguageCode: captionLanguage || null } : {}),
         ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
         srtPort: await srtPortFor(tx, ctx.config, input.transportInputProtocol ?? 'RTMP', before.srtPort),
         // null removes the policy; omitted leaves it as it is.
@@ -291,7 +306,8 @@ export async function channelsLimit(ctx: PlatformContext, tenantId: string) {
   return { channelsLimit: row?.channelsLimit ?? 0 };
 }
 
-/** Live captions come with issue 16; until a recognizer is installed, no language is offered. */
-export const captionLanguages = (): { name: string; code: string }[] => [];
+/** The languages whose speech model is installed on this machine (docs/decisions/live.md, "Live captions"). */
+export const captionLanguages = (ctx: PlatformContext): { name: string; code: string }[] =>
+  installedCaptionModels(ctx.config.live.captionModelsDir).map((m) => ({ name: m.name, code: m.code }));
 
 export { channelRow };

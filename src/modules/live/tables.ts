@@ -28,6 +28,8 @@ export interface ChannelEndpointRow {
   type: string;
   hasVerticalOrientation: boolean;
   isDrmProtected: boolean;
+  /** A protected endpoint: the channel's DRM key id (the channel id is the content id). */
+  keyId?: string;
 }
 
 /** `resolution` is the label (`720p`) or the object form; `height` is what both mean, resolved once at write time. */

@@ -154,8 +154,8 @@ export async function serveRange(
       segments.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence, decodeTime: s.decodeTime })),
       (uri) => readObject(ctx, prefix + uri.replace(/^(\.\.\/)+/, '')),
     );
-    // Over when every track is (a track that has no segment yet is not).
-    const over = (await Promise.all(masterTracks(master).map((t) => isOver(segments.filter((s) => s.track === t))))).every(Boolean);
+    // Over when every track it lists is (captions, which have no segments on the timeline, are not waited for).
+    const over = tracks.length > 0 && (await Promise.all(tracks.map((t) => isOver(segments.filter((s) => s.track === t.name))))).every(Boolean);
     body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds: ctx.config.live.segmentSeconds, now: Date.now(), clock: { direct: true } });
     type = 'application/dash+xml';
   } else if (name === 'master') body = master;

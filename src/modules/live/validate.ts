@@ -1,3 +1,4 @@
+import type { CaptionModel } from '../../media/live/index.ts';
 import ipaddr from 'ipaddr.js';
 import type { Static } from 'typebox';
 import { ApiError, type FieldError } from '../../platform/errors.ts';
@@ -123,10 +124,15 @@ export function normalizeInput(given: InputBody | undefined, before: InputRow | 
 export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest>[] | undefined, p: Problems): ChannelEndpointRow[] {
   const list = given?.length ? given : [{ type: 'Hls' as const }, { type: 'Dash' as const }];
   const rows = list.map((e, i) => {
-    if (e.type.endsWith('Drm') || e.isDrmProtected)
-      p.add(`endpoints[${i}]`, 'DRM protection is not available yet: ask for Hls or Dash with isDrmProtected false');
-    return { type: e.type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: e.isDrmProtected ?? false };
+    // `HlsDrm` and `Hls` with isDrmProtected are one thing, stored as the first (docs/decisions/drm.md, "Live channels").
+    const drm = e.type.endsWith('Drm') || e.isDrmProtected === true;
+    if (e.type.endsWith('Drm') && e.isDrmProtected === false) p.add(`endpoints[${i}].isDrmProtected`, `${e.type} is DRM-protected; leave it out or send true`);
+    const type = drm && !e.type.endsWith('Drm') ? `${e.type}Drm` : e.type;
+    return { type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: drm };
   });
+  // A clear endpoint would serve the same content to anyone: DRM is all of a channel's endpoints or none.
+  if (rows.some((r) => r.isDrmProtected) && rows.some((r) => !r.isDrmProtected))
+    p.add('endpoints', 'a channel with a DRM-protected endpoint may have no clear one (it would serve the same content unencrypted)');
   if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1)
     p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
   if (new Set(rows.map((r) => r.type)).size < rows.length) p.add('endpoints', 'each endpoint type may be listed once');
@@ -174,6 +180,29 @@ export function normalizeRestreams(given: Static<typeof s.Restreams> | undefined
 
 const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
-export function checkCaptionLanguage(code: string | null | undefined, p: Problems): void {
-  if (code && !LANGUAGE_CODE.test(code)) p.add('aiLiveCaptioningLanguageCode', 'must be a language code such as en-GB');
+/**
+ * Live captions are made only in a language whose speech model is installed (`ai-live-caption-languages`): another one
+ * is refused here rather than accepted and silently never captioned. Returns the code as the model spells it (`en-US`).
+ */
+export function checkCaptionLanguage(code: string | null | undefined, models: CaptionModel[], p: Problems): string | null | undefined {
+  if (!code) return code;
+  if (!LANGUAGE_CODE.test(code)) {
+    p.add('aiLiveCaptioningLanguageCode', 'must be a language code such as en-GB');
+    return code;
+  }
+  const model = models.find((m) => m.code.toLowerCase() === code.toLowerCase());
+  if (model) return model.code;
+  const offered = models.map((m) => m.code).join(', ');
+  p.add(
+    'aiLiveCaptioningLanguageCode',
+    `no speech model for ${code} is installed; ${offered ? `installed: ${offered}` : 'none is installed'} (GET /live/v1/channels/ai-live-caption-languages)`,
+  );
+  return code;
+}
+
+/** DRM endpoints: SingleKey only, and whole segments only (low-latency parts have no encrypted form). */
+export function checkDrm(endpoints: ChannelEndpointRow[], latency: string, drmKeyMode: string | null | undefined, p: Problems): void {
+  if (drmKeyMode && drmKeyMode !== 'SingleKey') p.add('drmKeyMode', 'must be SingleKey (one key for every track; per-track keys are not available)');
+  if (endpoints.some((e) => e.isDrmProtected) && latency === 'ReducedLatency')
+    p.add('endpoints', 'DRM-protected endpoints are available with latency NormalLatency only (low-latency parts are not encrypted)');
 }

@@ -1,0 +1,122 @@
+import { createCipheriv } from 'node:crypto';
+import type { Logger } from 'pino';
+import { encryptInit, encryptSegment, type InitTracks } from '../cenc.ts';
+import { cencKeyOf, contentProtection, type OutputEncryption } from '../protect.ts';
+
+/**
+ * A live channel's encrypted outputs (docs/decisions/drm.md, "Live channels"): beside the clear files the packager
+ * publishes (which the timeline, the Recorder and the other endpoints read), each segment is published again,
+ * encrypted, under the prefix of each protected endpoint as it is published. SingleKey: one key for every track.
+ */
+export interface LiveProtection {
+  /** `HlsDrm`: fMP4 segments encrypted whole with AES-128-CBC under `aes128/`, the init segments clear. */
+  hls?: OutputEncryption;
+  /** `DashDrm`: Common Encryption (`cenc`) of every track under `cenc/`, the W3C common PSSH in the init segments. */
+  dash?: OutputEncryption;
+}
+
+export const HLS_DRM_PREFIX = 'aes128/';
+export const DASH_DRM_PREFIX = 'cenc/';
+
+type Publish = (key: string, body: Buffer, contentType: string) => Promise<void>;
+
+/** The names the packager publishes (manifests.ts, packager.ts): `<track>/init-<run>.mp4`, `<track>/<n>.m4s`, playlists. */
+const INIT = /^([^/]+)\/init-\d+\.mp4$/;
+const SEGMENT = /^([^/]+)\/(\d+)\.m4s$/;
+
+/** AES-128-CBC of a whole segment with PKCS#7 padding; the IV is the media sequence number (RFC 8216, 5.2). */
+function encryptWhole(body: Buffer, key: Buffer, sequence: number): Buffer {
+  const iv = Buffer.alloc(16);
+  iv.writeBigUInt64BE(BigInt(sequence), 8);
+  const cipher = createCipheriv('aes-128-cbc', key, iv);
+  return Buffer.concat([cipher.update(body), cipher.final()]);
+}
+
+/**
+ * The media playlist of the AES-128 endpoint: the clear one with `#EXT-X-KEY` lines. Init segments stay clear (they
+ * hold codec parameters, no media), so each `#EXT-X-MAP` is preceded by `METHOD=NONE` and followed by the key again.
+ * No IV is written: a segment's IV is its media sequence number, which is the number in its name (the packager
+ * numbers a track's segments without gaps, and the playlist lists them in order from EXT-X-MEDIA-SEQUENCE).
+ */
+export function hlsDrmPlaylist(text: string, keyUrl: string): string {
+  const key = `#EXT-X-KEY:METHOD=AES-128,URI="${keyUrl.replace(/["\r\n]/g, '')}"`;
+  const out: string[] = [];
+  let keyed = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#EXT-X-MAP:')) {
+      out.push('#EXT-X-KEY:METHOD=NONE', line, key);
+      keyed = true;
+      continue;
+    }
+    if (line && !line.startsWith('#')) {
+      if (!keyed) out.push(key);
+      keyed = true;
+    }
+    out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** The MPD of the CENC endpoint: the clear one with ContentProtection in each audio and video adaptation set. */
+export function dashDrmManifest(mpd: string, e: OutputEncryption): string {
+  return mpd
+    .replace(/<MPD\b/, '<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS"')
+    .replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n      ${contentProtection(e)}`);
+}
+
+/**
+ * Wraps the packager's `publish` and `remove`: every file also goes, encrypted, to each protected endpoint's prefix,
+ * after the clear file and before the playlist that lists it (the packager publishes in that order and awaits each).
+ * The encrypted copies of expired segments are removed with them.
+ */
+export function protectedPublisher(p: LiveProtection, publish: Publish, remove: (keys: string[]) => Promise<void>, log: Logger) {
+  const cenc = p.dash ? cencKeyOf(p.dash) : undefined;
+  /** Per track, what its current init segment says about its tracks (the CENC of its segments needs it). */
+  const initTracks = new Map<string, InitTracks>();
+  const prefixes = [...(p.hls ? [HLS_DRM_PREFIX] : []), ...(p.dash ? [DASH_DRM_PREFIX] : [])];
+
+  async function publishInit(key: string, track: string, body: Buffer, contentType: string): Promise<void> {
+    if (p.hls) await publish(HLS_DRM_PREFIX + key, body, contentType);
+    if (cenc) {
+      const { init, tracks } = encryptInit(body, cenc);
+      initTracks.set(track, tracks);
+      await publish(DASH_DRM_PREFIX + key, init, contentType);
+    }
+  }
+
+  async function protect(key: string, body: Buffer, contentType: string): Promise<void> {
+    const init = INIT.exec(key);
+    if (init) return publishInit(key, init[1]!, body, contentType);
+    const segment = SEGMENT.exec(key);
+    if (segment) {
+      if (p.hls) await publish(HLS_DRM_PREFIX + key, encryptWhole(body, p.hls.key, Number(segment[2])), contentType);
+      const tracks = initTracks.get(segment[1]!);
+      if (cenc && tracks) await publish(DASH_DRM_PREFIX + key, encryptSegment(body, tracks, cenc), contentType);
+      else if (cenc) log.error({ key }, 'a live segment without a known init segment is left out of the encrypted output');
+      return;
+    }
+    if (p.hls && key === 'master.m3u8') return publish(HLS_DRM_PREFIX + key, body, contentType);
+    if (p.hls && /^[^/]+\.m3u8$/.test(key) && !key.endsWith('.delta.m3u8'))
+      return publish(HLS_DRM_PREFIX + key, Buffer.from(hlsDrmPlaylist(body.toString('utf8'), p.hls.keyUrl)), contentType);
+    if (p.dash && key === 'manifest.mpd') return publish(DASH_DRM_PREFIX + key, Buffer.from(dashDrmManifest(body.toString('utf8'), p.dash)), contentType);
+    // Anything else (low-latency parts and delta playlists: DRM channels are NormalLatency) has no encrypted form.
+  }
+
+  return {
+    async publish(key: string, body: Buffer, contentType: string): Promise<void> {
+      await publish(key, body, contentType);
+      await protect(key, body, contentType);
+    },
+    async remove(keys: string[]): Promise<void> {
+      await remove([...keys, ...prefixes.flatMap((prefix) => keys.map((k) => prefix + k))]);
+    },
+    /**
+     * A pipeline that continues a channel's playlists (a takeover, a restart) may never publish an init segment
+     * again (the same Period): the current ones are published to the encrypted prefixes again, which also gives a
+     * newly protected endpoint its init segments. Deterministic: the bytes are the same as before.
+     */
+    async resume(inits: { key: string; track: string; body: Buffer }[]): Promise<void> {
+      for (const i of inits) await publishInit(i.key, i.track, i.body, 'video/mp4');
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Live captions as WebVTT: cues from recognized words, one WebVTT file per media segment (the same times, the same
+ * sequence numbers, the same discontinuities), the HLS subtitle playlist over them and the DASH text AdaptationSet.
+ * Pure functions, like manifests.ts.
+ */
+import type { Word } from './recognizer.ts';
+
+export interface Cue {
+  /** Seconds on the channel's timeline (since availabilityStart). */
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** A WebVTT segment: the span of the audio segment of the same sequence number. */
+export interface SubtitleSegment {
+  sequence: number;
+  /** Seconds on the channel's timeline. */
+  start: number;
+  duration: number;
+  run: number;
+  discontinuity: number;
+  period: number;
+}
+
+export const SUBTITLE_PLAYLIST = 'captions.m3u8';
+export const subtitleKey = (sequence: number) => `captions/${sequence}.vtt`;
+
+/** A cue ends at a pause this long, or at this many words or characters, so that it reads as a line. */
+const CUE_GAP_S = 0.7;
+const CUE_WORDS = 7;
+const CUE_CHARS = 36;
+/** A cue stays up this long after its last word (not into the next cue). */
+const CUE_HOLD_S = 0.6;
+
+/** Groups words (timeline seconds, in order) into caption lines. */
+export function cuesOf(words: Word[]): Cue[] {
+  const groups: Word[][] = [];
+  for (const w of words) {
+    const current = groups.at(-1);
+    const last = current?.at(-1);
+    const text = current ? current.map((x) => x.text).join(' ') : '';
+    if (!current || !last || w.start - last.end > CUE_GAP_S || current.length >= CUE_WORDS || text.length + 1 + w.text.length > CUE_CHARS) groups.push([w]);
+    else current.push(w);
+  }
+  return groups.map((g, i) => {
+    const next = groups[i + 1]?.[0]?.start ?? Infinity;
+    return { start: g[0]!.start, end: Math.max(g.at(-1)!.end, Math.min(g.at(-1)!.end + CUE_HOLD_S, next)), text: g.map((w) => w.text).join(' ') };
+  });
+}
+
+/** `hh:mm:ss.mmm` */
+export function vttTime(seconds: number): string {
+  const ms = Math.max(0, Math.round(seconds * 1000));
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor(ms / 60_000) % 60;
+  const s = Math.floor(ms / 1000) % 60;
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${pad(h)}:${pad(m)}:${pad(s)}.${pad(ms % 1000, 3)}`;
+}
+
+/** WebVTT cue text: the characters WebVTT reserves are escaped. */
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The WebVTT file of one segment: every cue that overlaps it (a cue over a boundary is in both files with the same
+ * times; players drop the copy). Cue times are the channel's timeline, the media segments' decode times in seconds,
+ * and X-TIMESTAMP-MAP says so (MPEGTS is that time on the 90 kHz clock, modulo 2^33 as RFC 8216 has it), so hls.js
+ * places the cues on the video of the same moment.
+ */
+export function webvttSegment(segment: SubtitleSegment, cues: Cue[]): string {
+  const end = segment.start + segment.duration;
+  const mpegts = Math.round(segment.start * 90_000) % 2 ** 33;
+  const lines = ['WEBVTT', `X-TIMESTAMP-MAP=MPEGTS:${mpegts},LOCAL:${vttTime(segment.start)}`, ''];
+  for (const c of cues) {
+    if (c.end <= segment.start || c.start >= end) continue;
+    lines.push(`${vttTime(c.start)} --> ${vttTime(c.end)}`, escapeText(c.text), '');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The live subtitle playlist: the last `windowSegments` WebVTT segments, with the media playlists' discontinuities. */
+export function subtitlePlaylist(segments: SubtitleSegment[], windowSegments: number, segmentSeconds: number, availabilityStart: number): string {
+  const listed = segments.slice(-windowSegments);
+  const target = Math.max(Math.ceil(segmentSeconds), ...listed.map((s) => Math.round(s.duration)));
+  const first = listed[0];
+  const lines = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:6',
+    `#EXT-X-TARGETDURATION:${target}`,
+    `#EXT-X-MEDIA-SEQUENCE:${first?.sequence ?? 0}`,
+    `#EXT-X-DISCONTINUITY-SEQUENCE:${first?.discontinuity ?? 0}`,
+  ];
+  let run: number | undefined;
+  for (const s of listed) {
+    if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');
+    run = s.run;
+    lines.push(
+      `#EXT-X-PROGRAM-DATE-TIME:${new Date(availabilityStart + s.start * 1000).toISOString()}`,
+      `#EXTINF:${s.duration.toFixed(6)},`,
+      subtitleKey(s.sequence),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** What the master playlist and the MPD say of the captions. */
+export interface SubtitleTrack {
+  language: string;
+  name: string;
+  segments(): SubtitleSegment[];
+}
+
+/** The master playlist's rendition of the captions (its variants name the group `subs`). */
+export const subtitleMedia = (t: SubtitleTrack) =>
+  `#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="${t.name.replace(/"/g, "'")}",LANGUAGE="${t.language}",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="${SUBTITLE_PLAYLIST}"`;
+
+/** The DASH text AdaptationSet of one Period: its WebVTT segments, on a millisecond timeline. */
+export function subtitleAdaptationSet(t: SubtitleTrack, segments: SubtitleSegment[], period: { id: number; start: number }): string[] {
+  const segs = segments.filter((s) => s.period === period.id);
+  if (segs.length === 0) return [];
+  return [
+    `    <AdaptationSet contentType="text" mimeType="text/vtt" lang="${t.language}">`,
+    '      <Role schemeIdUri="urn:mpeg:dash:role:2011" value="caption"/>',
+    '      <Representation id="captions" bandwidth="1000">',
+    `        <SegmentTemplate timescale="1000" presentationTimeOffset="${Math.round(period.start * 1000)}" media="captions/$Number$.vtt" startNumber="${segs[0]!.sequence}">`,
+    '          <SegmentTimeline>',
+    ...segs.map((s) => `            <S t="${Math.round(s.start * 1000)}" d="${Math.round(s.duration * 1000)}"/>`),
+    '          </SegmentTimeline>',
+    '        </SegmentTemplate>',
+    '      </Representation>',
+    '    </AdaptationSet>',
+  ];
+}

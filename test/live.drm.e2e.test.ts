@@ -1,0 +1,193 @@
+import { execFile } from 'node:child_process';
+import { createDecipheriv } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
+import { pushRtmp } from './helpers/live.ts';
+import { tempDir } from './helpers/media.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { until } from './helpers/until.ts';
+
+const run = promisify(execFile);
+const { dir } = tempDir('mediaplane-live-drm-');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+/** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
+async function decode(file: string, keyHex?: string): Promise<{ md5: string; errors: string }> {
+  const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', '0:v', '-f', 'md5', '-'];
+  const r = (await run('ffmpeg', args).catch((e) => e)) as { stdout: string; stderr: string };
+  return { md5: String(r.stdout).trim(), errors: String(r.stderr) };
+}
+
+/**
+ * A live channel with `HlsDrm` and `DashDrm` endpoints, end to end: ffmpeg pushes RTMP, the endpoints name the
+ * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
+ * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey.
+ */
+describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let browser: Browser;
+  let page: { url: string; close(): Promise<void> };
+  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let channel: any;
+  let hls: any;
+  let dash: any;
+  let token: string;
+
+  beforeAll(async () => {
+    const rtmpPort = await freePort();
+    [p, browser, page] = await Promise.all([
+      startPlatform(kind, {
+        MEDIAPLANE_RTMP_HOST: '127.0.0.1',
+        MEDIAPLANE_RTMP_PORT: String(rtmpPort),
+        MEDIAPLANE_LIVE_POLL_MS: '200',
+        MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
+      }),
+      launchBrowser(),
+      servePlayerPage(),
+    ]);
+    t = await p.createTenant();
+    const created = await t.json('POST', '/live/v1/channels', {
+      name: 'drm',
+      input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+      qualities: [{ resolution: '180p', frameRate: 25 }],
+      endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }],
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
+    await until(
+      async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status,
+      (s) => s === 'On',
+      { timeoutMs: 60_000 },
+    );
+    const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
+    encoder = pushRtmp(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    channel = (await t.json('GET', `/live/v1/channels/${id}`)).body;
+    hls = channel.endpoints.find((e: any) => e.format === 'HLS');
+    dash = channel.endpoints.find((e: any) => e.format === 'DASH');
+    token = (await t.json('POST', '/drm/v1/tokens', { assetId: id })).body.token;
+    // The encoder's picture, not the slate's, is in the playlist: its segments follow a discontinuity.
+    await until(
+      () => p.fetch(hls.url.replace(/master\.m3u8$/, '180p.m3u8')).then((r) => r.text()),
+      (s) => /#EXT-X-DISCONTINUITY[\s\S]*#EXTINF[\s\S]*#EXTINF/.test(s),
+      { timeoutMs: 45_000, what: 'segments of the pushed stream' },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await encoder?.stop();
+    await Promise.all([browser?.close(), page?.close()]);
+    await p?.stop();
+  });
+
+  it('describes the endpoints: protection, the key id and the channel as content id, SingleKey', async () => {
+    const keyId = hls.protectionDetails.keyIds[0];
+    expect(keyId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hls).toMatchObject({ protection: 'Aes128', type: 'HlsDrm', isDrmProtected: true, drmKeyMode: 'SingleKey' });
+    expect(hls.protectionDetails).toEqual({ keyIds: [keyId], contentId: channel.id });
+    expect(dash).toMatchObject({ protection: 'ClearKey', type: 'DashDrm', protectionDetails: { keyIds: [keyId], contentId: channel.id } });
+    const conf = (await t.json('GET', `/live/v1/channels/${channel.id}/configuration`)).body;
+    expect(conf.endpoints.map((e: any) => [e.type, e.isDrmProtected])).toEqual([
+      ['HlsDrm', true],
+      ['DashDrm', true],
+    ]);
+    expect(conf.drmKeyMode).toBe('SingleKey');
+    expect((await t.json('GET', `/streaming/v1/assets/${channel.id}`)).body.isDrm).toBe(true);
+  });
+
+  it('serves encrypted segments only: they decrypt with the licensed key, and the clear files are not served', async () => {
+    const keyId = hls.protectionDetails.keyIds[0];
+    const base = hls.url.replace(/aes128\/master\.m3u8$/, '');
+    const playlist = await (await p.fetch(`${base}aes128/180p.m3u8`)).text();
+    expect(playlist).toContain(`#EXT-X-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`);
+    const [init, segment] = [
+      /#EXT-X-MAP:URI="([^"]+)"/.exec(playlist)![1]!,
+      playlist
+        .split('\n')
+        .filter((l) => l.endsWith('.m4s'))
+        .at(-1)!,
+    ];
+    const sequence = Number(/(\d+)\.m4s$/.exec(segment)![1]);
+    for (const clear of ['master.m3u8', '180p.m3u8', 'manifest.mpd', segment, init]) expect((await p.fetch(base + clear)).status, clear).toBe(404);
+    const bytes = async (u: string) => Buffer.from(await (await p.fetch(base + u)).arrayBuffer());
+
+    // AES-128: the key URL answers the key with a token only; the segment decrypted with it decodes, as it is it does not.
+    expect((await p.fetch(`${p.baseUrl}/drm/v1/licenses/aes128/${keyId}`)).status).toBe(401);
+    const key = Buffer.from(await (await p.fetch(`${p.baseUrl}/drm/v1/licenses/aes128/${keyId}?token=${token}`)).arrayBuffer());
+    expect(key.length).toBe(16);
+    const [hlsInit, hlsSegment] = [await bytes(`aes128/${init}`), await bytes(`aes128/${segment}`)];
+    const plain = join(dir, `hls-${kind}.mp4`);
+    const garbled = join(dir, `hls-garbled-${kind}.mp4`);
+    // No IV in the playlist: the segment's media sequence number is its IV (RFC 8216, 5.2).
+    const iv = Buffer.alloc(16);
+    iv.writeBigUInt64BE(BigInt(sequence), 8);
+    const decipher = createDecipheriv('aes-128-cbc', key, iv);
+    writeFileSync(plain, Buffer.concat([hlsInit, decipher.update(hlsSegment), decipher.final()]));
+    writeFileSync(garbled, Buffer.concat([hlsInit, hlsSegment]));
+    const frames = await decode(plain);
+    expect(frames.errors).toBe('');
+    expect(frames.md5).toMatch(/^MD5=/);
+    expect((await decode(garbled)).md5).not.toBe(frames.md5);
+
+    // CENC: the ClearKey license gives the key; ffmpeg decodes the segment with it and not without.
+    const license = await p.fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kids: [b64url(keyId)], type: 'temporary' }),
+    });
+    expect(license.status).toBe(200);
+    const k = ((await license.json()) as any).keys[0].k as string;
+    expect(Buffer.from(k, 'base64url').equals(key)).toBe(true);
+    const mpd = await (await p.fetch(dash.url)).text();
+    expect(mpd).toContain(`cenc:default_KID="${keyId}"`);
+    const cenc = join(dir, `cenc-${kind}.mp4`);
+    writeFileSync(cenc, Buffer.concat([await bytes(`cenc/${init}`), await bytes(`cenc/${segment}`)]));
+    // The same frames as the AES-128 segment of the same number (both are the one clear segment); without the key not.
+    expect(await decode(cenc, key.toString('hex'))).toEqual(frames);
+    expect((await decode(cenc)).md5).not.toBe(frames.md5);
+  });
+
+  it('plays the AES-128 endpoint in hls.js with a DRM token, and not without', async () => {
+    const played = await play(browser, page.url, hls.url, { seconds: 3, drmToken: token });
+    expect(played.error).toBeUndefined();
+    expect(played.videoHeight).toBe(180);
+    expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
+    // Without a token the key request answers 401 (checked above): no picture, the playhead never moves. hls.js
+    // reports the key error as fatal only after its level-switch attempts, which may take longer than the sampling.
+    const refused = await play(browser, page.url, hls.url, { seconds: 3, drmToken: '' });
+    expect(refused.error ?? 'key').toMatch(/key/i);
+    expect(refused.videoHeight).toBe(0);
+    expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
+  });
+
+  it('plays the CENC endpoint in dash.js with ClearKey (EME) and a DRM token', async () => {
+    const played = await play(browser, page.url, dash.url, { player: 'dash', seconds: 3, drmToken: token });
+    expect(played.error).toBeUndefined();
+    expect(played.videoHeight).toBe(180);
+    expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
+  });
+
+  it("counts the players' key and license requests for the channel in the DRM statistics", async () => {
+    const q = `from=${new Date(Date.now() - 600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+    const count = (await t.json('GET', `/drm/v1/statistics/license-count?${q}`)).body;
+    // The test's own requests (one of each) and the players' (hls.js: the key; dash.js: a ClearKey license).
+    expect(count.byType.Aes128).toBeGreaterThanOrEqual(2);
+    expect(count.byType.ClearKey).toBeGreaterThanOrEqual(2);
+    const requests = (await t.json('GET', `/drm/v1/statistics/license-requests?${q}&limit=100`)).body;
+    expect(new Set(requests.items.map((r: any) => r.contentId))).toEqual(new Set([channel.id]));
+  });
+});

@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { createDecipheriv } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runFfmpeg } from '../src/media/ffmpeg.ts';
+import { protectedPublisher, type LiveProtection } from '../src/media/live/protect.ts';
+import { quietLog } from './helpers/live.ts';
+import { tempDir } from './helpers/media.ts';
+
+const run = promisify(execFile);
+const KEY = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
+const KEY_ID = '0123abcd-4567-89ef-0123-456789abcdef';
+const PROTECTION: LiveProtection = {
+  hls: { scheme: 'aes-128', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/aes128/k' },
+  dash: { scheme: 'cenc', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/clearkey' },
+};
+
+const md5 = async (file: string, key?: Buffer) =>
+  (await run('ffmpeg', ['-v', 'error', ...(key ? ['-decryption_key', key.toString('hex')] : []), '-i', file, '-f', 'md5', '-'])).stdout.trim();
+
+/** A store in memory, as the packager's publish/remove see it. */
+function memoryStore() {
+  const files = new Map<string, Buffer>();
+  return {
+    files,
+    publish: async (key: string, body: Buffer) => void files.set(key, body),
+    remove: async (keys: string[]) => keys.forEach((k) => files.delete(k)),
+  };
+}
+
+/**
+ * The live packager's encryption step on real CMAF output of ffmpeg, checked with ffmpeg's own decryption: what each
+ * protected endpoint gets for init segments, segments and manifests, and what a continued pipeline publishes again.
+ */
+describe('Live DRM publishing', () => {
+  const { dir, cleanup } = tempDir('mediaplane-live-protect-');
+  let init: Buffer;
+  let segment: Buffer;
+
+  beforeAll(async () => {
+    await runFfmpeg([
+      ...['-f', 'lavfi', '-i', 'testsrc2=s=160x90:r=15', '-t', '2', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15', '-f', 'dash', '-seg_duration', '1'],
+      ...['-init_seg_name', 'init.m4s', '-media_seg_name', 'chunk-$Number$.m4s', join(dir, 'manifest.mpd')],
+    ]);
+    [init, segment] = [readFileSync(join(dir, 'init.m4s')), readFileSync(join(dir, 'chunk-1.m4s'))];
+  });
+  afterAll(() => cleanup());
+
+  const write = (name: string, ...parts: Buffer[]) => {
+    const file = join(dir, name);
+    writeFileSync(file, Buffer.concat(parts));
+    return file;
+  };
+
+  it('publishes each segment clear, AES-128 (IV = its number) and CENC; the encrypted ones decode only with the key', async () => {
+    const store = memoryStore();
+    const out = protectedPublisher(PROTECTION, store.publish, store.remove, quietLog());
+    await out.publish('180p/init-1.mp4', init, 'video/mp4');
+    await out.publish('180p/7.m4s', segment, 'video/iso.segment');
+    expect(store.files.get('180p/7.m4s')!.equals(segment)).toBe(true);
+    expect(store.files.get('aes128/180p/init-1.mp4')!.equals(init)).toBe(true);
+
+    const iv = Buffer.alloc(16);
+    iv.writeBigUInt64BE(7n, 8);
+    const decipher = createDecipheriv('aes-128-cbc', KEY, iv);
+    const aes = store.files.get('aes128/180p/7.m4s')!;
+    expect(Buffer.concat([decipher.update(aes), decipher.final()]).equals(segment)).toBe(true);
+
+    const clear = await md5(write('clear.mp4', init, segment));
+    const cenc = write('cenc.mp4', store.files.get('cenc/180p/init-1.mp4')!, store.files.get('cenc/180p/7.m4s')!);
+    expect(await md5(cenc, KEY)).toBe(clear);
+    expect(await md5(cenc).catch(() => 'undecodable')).not.toBe(clear);
+
+    await out.remove(['180p/7.m4s']);
+    expect([...store.files.keys()].filter((k) => k.endsWith('7.m4s'))).toEqual([]);
+  });
+
+  it('a continued pipeline publishes the encrypted init segments again, byte for byte, and encrypts what follows', async () => {
+    const first = memoryStore();
+    await protectedPublisher(PROTECTION, first.publish, first.remove, quietLog()).publish('180p/init-1.mp4', init, 'video/mp4');
+    const next = memoryStore();
+    const out = protectedPublisher(PROTECTION, next.publish, next.remove, quietLog());
+    await out.resume([{ key: '180p/init-1.mp4', track: '180p', body: init }]);
+    expect(next.files.get('cenc/180p/init-1.mp4')!.equals(first.files.get('cenc/180p/init-1.mp4')!)).toBe(true);
+    expect(next.files.get('aes128/180p/init-1.mp4')!.equals(init)).toBe(true);
+    await out.publish('180p/8.m4s', segment, 'video/iso.segment');
+    const cenc = write('resumed.mp4', next.files.get('cenc/180p/init-1.mp4')!, next.files.get('cenc/180p/8.m4s')!);
+    expect(await md5(cenc, KEY)).toBe(await md5(write('clear2.mp4', init, segment)));
+  });
+
+  it('writes the key into the HLS playlists (init segments clear) and ContentProtection into the MPD', async () => {
+    const store = memoryStore();
+    const out = protectedPublisher(PROTECTION, store.publish, store.remove, quietLog());
+    const playlist = [
+      '#EXTM3U',
+      '#EXT-X-MEDIA-SEQUENCE:4',
+      '#EXT-X-MAP:URI="180p/init-1.mp4"',
+      '#EXTINF:1.000000,',
+      '180p/4.m4s',
+      '#EXT-X-DISCONTINUITY',
+      '#EXT-X-MAP:URI="180p/init-2.mp4"',
+      '#EXTINF:1.000000,',
+      '180p/5.m4s',
+      '',
+    ].join('\n');
+    await out.publish('180p.m3u8', Buffer.from(playlist), 'application/vnd.apple.mpegurl');
+    await out.publish('180p.delta.m3u8', Buffer.from(playlist), 'application/vnd.apple.mpegurl');
+    await out.publish('master.m3u8', Buffer.from('#EXTM3U\n180p.m3u8\n'), 'application/vnd.apple.mpegurl');
+    await out.publish('manifest.mpd', Buffer.from('<MPD a="b">\n<AdaptationSet contentType="video" mimeType="video/mp4">\n</MPD>'), 'application/dash+xml');
+    const key = '#EXT-X-KEY:METHOD=AES-128,URI="https://drm.example/aes128/k"';
+    expect(store.files.get('aes128/180p.m3u8')!.toString()).toBe(
+      playlist
+        .replace('#EXT-X-MAP:URI="180p/init-1.mp4"', `#EXT-X-KEY:METHOD=NONE\n#EXT-X-MAP:URI="180p/init-1.mp4"\n${key}`)
+        .replace('#EXT-X-MAP:URI="180p/init-2.mp4"', `#EXT-X-KEY:METHOD=NONE\n#EXT-X-MAP:URI="180p/init-2.mp4"\n${key}`),
+    );
+    expect(store.files.has('aes128/180p.delta.m3u8')).toBe(false);
+    expect(store.files.get('aes128/master.m3u8')!.toString()).toBe('#EXTM3U\n180p.m3u8\n');
+    const mpd = store.files.get('cenc/manifest.mpd')!.toString();
+    expect(mpd).toContain('<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS" a="b">');
+    expect(mpd).toContain(`value="cenc" cenc:default_KID="${KEY_ID}"`);
+    expect(mpd).toContain('<dashif:Laurl>https://drm.example/clearkey</dashif:Laurl>');
+  });
+});
