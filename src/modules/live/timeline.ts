@@ -155,7 +155,8 @@ export async function serveRange(
       (uri) => readObject(ctx, prefix + uri.replace(/^(\.\.\/)+/, '')),
     );
     // Over when every track it lists is (captions, which have no segments on the timeline, are not waited for).
-    const over = tracks.length > 0 && (await Promise.all(tracks.map((t) => isOver(segments.filter((s) => s.track === t.name))))).every(Boolean);
+    const perTrack = tracks.length ? tracks.map((t) => segments.filter((s) => s.track === t.name)) : [[]];
+    const over = (await Promise.all(perTrack.map(isOver))).every(Boolean);
     body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds: ctx.config.live.segmentSeconds, now: Date.now(), clock: { direct: true } });
     type = 'application/dash+xml';
   } else if (name === 'master') body = master;
