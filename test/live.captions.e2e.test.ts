@@ -140,6 +140,8 @@ describeOnDb('pglite', 'Live captions', (kind) => {
     const master = await text(hls);
     expect(master).toMatch(/#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English \(United States\)",LANGUAGE="en-US",.*URI="captions\.m3u8"/);
     expect(master).toMatch(/#EXT-X-STREAM-INF:.*SUBTITLES="subs"/);
+    // Players are told to play far enough behind the edge for captions to be out in time: 3 segments + 9 s.
+    expect(await text(url('audio.m3u8'))).toContain('#EXT-X-SERVER-CONTROL:HOLD-BACK=12.0\n');
     const playlist = await text(url('captions.m3u8'));
     expect(playlist).toMatch(/#EXT-X-PROGRAM-DATE-TIME:.*\n#EXTINF:[\d.]+,\ncaptions\/\d+\.vtt/);
     const mpd = await text(dash);

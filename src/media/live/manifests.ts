@@ -102,7 +102,15 @@ export function masterPlaylist(tracks: Track[], subtitles?: SubtitleTrack): stri
  * adds the parts of the last segments and of the one being written, a preload hint for the next part, and the server
  * control that tells players they may block on reloads and ask for delta updates.
  */
-export function mediaPlaylist(track: Track, windowSegments: number, segmentSeconds: number, availabilityStart: number, ll?: LowLatencyPlaylist): string {
+export function mediaPlaylist(
+  track: Track,
+  windowSegments: number,
+  segmentSeconds: number,
+  availabilityStart: number,
+  ll?: LowLatencyPlaylist,
+  /** Seconds behind the live edge players should play (live captions: `captionHoldBack`); not with low latency. */
+  holdBack?: number,
+): string {
   const listed = track.segments.slice(-windowSegments);
   const target = Math.max(Math.ceil(segmentSeconds), ...listed.map((s) => Math.round(s.duration)));
   const first = listed[0] ?? track.open;
@@ -112,6 +120,9 @@ export function mediaPlaylist(track: Track, windowSegments: number, segmentSecon
       `#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=${(target * SKIP_TARGETS).toFixed(1)},PART-HOLD-BACK=${(ll.partTarget * PART_HOLD_BACK).toFixed(3)}`,
       `#EXT-X-PART-INF:PART-TARGET=${ll.partTarget.toFixed(3)}`,
     );
+  } else if (holdBack) {
+    // RFC 8216bis: HOLD-BACK is at least three target durations.
+    lines.push(`#EXT-X-SERVER-CONTROL:HOLD-BACK=${Math.max(holdBack, 3 * target).toFixed(1)}`);
   }
   lines.push(`#EXT-X-MEDIA-SEQUENCE:${first?.sequence ?? 0}`, `#EXT-X-DISCONTINUITY-SEQUENCE:${first?.discontinuity ?? 0}`, '#EXT-X-INDEPENDENT-SEGMENTS');
   let skipped = 0;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
-import type { SubtitleTrack } from './subtitles.ts';
+import { captionHoldBack, type SubtitleTrack } from './subtitles.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
@@ -379,7 +379,8 @@ export class Packager {
           Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, { ...ll, skip: true })),
           HLS,
         );
-      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll)), HLS);
+      const holdBack = this.o.subtitles ? captionHoldBack(segmentSeconds) : undefined;
+      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll, holdBack)), HLS);
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
       await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks, this.o.subtitles)), HLS);

@@ -14,7 +14,7 @@ const FRAME_BYTES = FRAME_SAMPLES * 2;
 const PAUSE_FRAMES = 15;
 /** Windows are at least this long (each costs a model load) and at most this long without a pause (the captions' lag). */
 const MIN_SECONDS = 1;
-const MAX_SECONDS = 6;
+export const MAX_WINDOW_SECONDS = 6;
 /** Quiet: below this RMS (of 32767), or below this share of the loudest frame of the window. */
 const QUIET_FLOOR = 200;
 const QUIET_SHARE = 0.08;
@@ -78,7 +78,7 @@ export class SpeechWindows {
       end = begin;
     }
     // No pause for too long: cut at the quietest frame of the last third.
-    if (n >= MAX_SECONDS * 50) {
+    if (n >= MAX_WINDOW_SECONDS * 50) {
       let best = n - 1;
       for (let i = Math.floor((n * 2) / 3); i < n; i++) if (lv[i]! < lv[best]!) best = i;
       return best + 1;

@@ -4,6 +4,7 @@
  * Pure functions, like manifests.ts.
  */
 import type { Word } from './recognizer.ts';
+import { MAX_WINDOW_SECONDS } from './speechWindows.ts';
 
 export interface Cue {
   /** Seconds on the channel's timeline (since availabilityStart). */
@@ -24,6 +25,14 @@ export interface SubtitleSegment {
 }
 
 export const SUBTITLE_PLAYLIST = 'captions.m3u8';
+
+/**
+ * How far behind the live edge players of a captioned channel should play (HLS `HOLD-BACK`), so that a cue's WebVTT
+ * is out before the player reaches its time: the usual three segments, plus what captions take beyond their audio
+ * segment (the rest of a window, at most MAX_WINDOW_SECONDS, and the recognizer's run on it, about half that again).
+ * Without it hls.js plays three segments behind and shows no caption that took longer.
+ */
+export const captionHoldBack = (segmentSeconds: number): number => 3 * segmentSeconds + Math.ceil(MAX_WINDOW_SECONDS * 1.5);
 export const subtitleKey = (sequence: number) => `captions/${sequence}.vtt`;
 
 /** A cue ends at a pause this long, or at this many words or characters, so that it reads as a line. */
