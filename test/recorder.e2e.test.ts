@@ -176,6 +176,17 @@ describeEachDb('Recorder end to end', (kind) => {
       expect(playback.videoHeight, what).toBeGreaterThan(0);
       expect(playback.times.at(-1)!, what).toBeGreaterThan(playback.times[0]!);
     }
+    // The streaming catalogue's frames of the recording: stills of its recorded video, and a poster.
+    const frames = await until(
+      () => t.json('GET', `/streaming/v1/assets/${running}/images/frames`),
+      (r) => r.status === 200,
+      { timeoutMs: 60_000, everyMs: 500, what: 'frames of the recording' },
+    );
+    expect(Object.keys(frames.body).sort()).toEqual(['frame_00001', 'poster']);
+    const poster = await fetch(frames.body.poster.url);
+    expect(poster.status).toBe(200);
+    expect(poster.headers.get('content-type')).toBe('image/jpeg');
+    expect((await poster.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     const failedRec = await until(
       () => get(failed),
       (r) => r.status === 'Error',

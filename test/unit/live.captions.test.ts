@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { masterPlaylist } from '../../src/media/live/manifests.ts';
+import { masterTracks, withoutCaptions } from '../../src/media/live/rangePlaylist.ts';
 import { parseWordTimes } from '../../src/media/live/recognizer.ts';
 import { SpeechWindows } from '../../src/media/live/speechWindows.ts';
 import { cuesOf, subtitlePlaylist, webvttSegment } from '../../src/media/live/subtitles.ts';
@@ -12,6 +14,19 @@ const tone = (seconds: number) => {
 const silence = (seconds: number) => Buffer.alloc(Math.round(seconds * 16_000) * 2);
 
 describe('live captions', () => {
+  it("leaves the captions out of a range's master playlist, whose tracks are then the timeline's audio and video", () => {
+    const tracks = [
+      { name: '360p', kind: 'video' as const, width: 640, height: 360, frameRate: 25, bandwidth: 800_000, codec: 'avc1.64001e', segments: [] },
+      { name: 'audio', kind: 'audio' as const, bandwidth: 128_000, codec: 'mp4a.40.2', segments: [] },
+    ];
+    const live = masterPlaylist(tracks, { language: 'en-US', name: 'English (United States)', segments: () => [] });
+    expect(masterTracks(live)).toContain('captions');
+    const range = withoutCaptions(live);
+    expect(masterTracks(range).sort()).toEqual(['360p', 'audio']);
+    expect(range).not.toContain('SUBTITLES');
+    expect(range).toContain('#EXT-X-STREAM-INF:BANDWIDTH=928000,RESOLUTION=640x360,FRAME-RATE=25.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="audio"\n360p.m3u8');
+  });
+
   it('reads the word times pocketsphinx_continuous prints, without fillers or pronunciation variants', () => {
     // As pocketsphinx 0.8+5prealpha prints it with -time yes: the hypothesis, then `word start end confidence`.
     const out = [

@@ -57,3 +57,15 @@ export function masterTracks(master: string): string[] {
   }
   return [...names];
 }
+
+/**
+ * A range's master playlist: the channel's without its live captions. The timeline keeps audio and video segments
+ * only, so a range has no captions to offer (and a caption track there would never reach the range's end).
+ */
+export function withoutCaptions(master: string): string {
+  return master
+    .split('\n')
+    .filter((line) => !line.startsWith('#EXT-X-MEDIA:TYPE=SUBTITLES'))
+    .map((line) => (line.startsWith('#EXT-X-STREAM-INF:') ? line.replace(/,SUBTITLES="[^"]*"/, '') : line))
+    .join('\n');
+}

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
-import { masterTracks, rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { masterTracks, rangeMediaPlaylist, withoutCaptions } from '../../media/live/rangePlaylist.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels } from './tables.ts';
@@ -99,13 +99,16 @@ export async function rangeSegments(
     .orderBy(asc(t.track), asc(t.startMs), asc(t.sequence));
 }
 
-/** The channel's master playlist as its live output has it (its variants are the range's tracks), if it ever ran. */
+/**
+ * The master playlist of the channel's ranges, if it ever ran: the live output's, without captions (its variants are
+ * the range's tracks).
+ */
 export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
   const key = channelPrefix(tenantId, channelId) + MASTER_PLAYLIST;
   if (!(await ctx.store.head(key))) return undefined;
   const chunks: Buffer[] = [];
   for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return withoutCaptions(Buffer.concat(chunks).toString('utf8'));
 }
 
 export { channelPrefix, masterTracks, rangeDashTracks };

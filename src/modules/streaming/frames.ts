@@ -59,13 +59,16 @@ async function extractFrames(ctx: PlatformContext, { tenantId, assetId }: Frames
       ],
       { redact: { [input]: 'the asset video', [dir]: 'the frames folder' } },
     );
-    // The poster: a frame a tenth of the way in (past a black first frame), larger.
+    // The poster: a frame a tenth of the way in (past a black first frame), larger. Sought on the output side, by
+    // decoding up to it (at most 10 s): an input-side seek finds nothing in a recording's HLS, whose timestamps start
+    // where the channel's timeline was.
     const posterAt = Math.min(seconds * 0.1, 10).toFixed(3);
     await runFfmpeg(
-      [...hlsArgs, '-ss', posterAt, '-i', input, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${POSTER_WIDTH}:-2`, '-q:v', '3', join(dir, 'poster.jpg')],
+      [...hlsArgs, '-i', input, '-ss', posterAt, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${POSTER_WIDTH}:-2`, '-q:v', '3', join(dir, 'poster.jpg')],
       { redact: { [input]: 'the asset video', [dir]: 'the frames folder' } },
     );
     const files = (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort();
+    if (!files.includes('poster.jpg') || files.length < 2) throw new Error('ffmpeg took no frame from the video');
     const prefix = framesPrefix(tenantId, assetId);
     const frames: FrameRow[] = [];
     for (const file of files) {
