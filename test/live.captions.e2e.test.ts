@@ -1,15 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ffmpegPath } from '../src/media/ffmpeg.ts';
-import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
-import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { play } from './helpers/browser.ts';
+import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { spokenClip } from './helpers/speech.ts';
 import { until } from './helpers/until.ts';
+import { startLivePlayback } from './helpers/live.ts';
 
 /**
  * Live captions end to end: a spoken clip (espeak-ng) pushed over RTMP to a channel with `aiLiveCaptioningLanguageCode`,
@@ -18,15 +18,6 @@ import { until } from './helpers/until.ts';
  */
 /** Words of the clip; the recognizer is imperfect, so a few of them are enough. */
 const SPOKEN_WORDS = ['hello', 'world', 'this', 'is', 'test', 'live', 'captions'];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Pushes the clip in a loop, in real time, as an encoder would. */
 function pushLoop(clip: string, url: string): { stop(): Promise<void> } {
@@ -59,17 +50,7 @@ describeOnDb('pglite', 'Live captions', (kind) => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'captions-'));
-    const rtmpPort = await freePort();
-    [p, browser, page] = await Promise.all([
-      startPlatform(kind, {
-        MEDIAPLANE_RTMP_HOST: '127.0.0.1',
-        MEDIAPLANE_RTMP_PORT: String(rtmpPort),
-        MEDIAPLANE_LIVE_POLL_MS: '200',
-        MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
-      }),
-      launchBrowser(),
-      servePlayerPage(),
-    ]);
+    ({ p, browser, page } = await startLivePlayback(kind));
     t = await p.createTenant();
   });
   afterAll(async () => {

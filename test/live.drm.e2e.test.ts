@@ -1,28 +1,18 @@
 import { execFile } from 'node:child_process';
 import { createDecipheriv } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { play } from './helpers/browser.ts';
+import { pushRtmp, startLivePlayback } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
-import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 const run = promisify(execFile);
 const { dir } = tempDir('mediaplane-live-drm-');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
 /** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
@@ -49,17 +39,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let token: string;
 
   beforeAll(async () => {
-    const rtmpPort = await freePort();
-    [p, browser, page] = await Promise.all([
-      startPlatform(kind, {
-        MEDIAPLANE_RTMP_HOST: '127.0.0.1',
-        MEDIAPLANE_RTMP_PORT: String(rtmpPort),
-        MEDIAPLANE_LIVE_POLL_MS: '200',
-        MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
-      }),
-      launchBrowser(),
-      servePlayerPage(),
-    ]);
+    ({ p, browser, page } = await startLivePlayback(kind));
     t = await p.createTenant();
     const created = await t.json('POST', '/live/v1/channels', {
       name: 'drm',

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -7,21 +6,13 @@ import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { freePort } from './helpers/process.ts';
 
 /**
  * A real live channel: the platform as a child process (so that it can be killed with -9), ffmpeg pushing RTMP to the
  * channel's `transportPrimaryIngestUrl`, hls.js (and dash.js) in headless Chromium on another origin playing `endpoints[0].url` (and the DASH endpoint).
  */
 const root = new URL('..', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const startServer = (env: Record<string, string>): ChildProcess =>
   spawn(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });

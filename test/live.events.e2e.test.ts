@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
@@ -6,21 +5,13 @@ import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, freshStorage, startPlatform, type TestPlatform, type TestStorage } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
+import { freePort } from './helpers/process.ts';
 
 /**
  * An `ensureChannel` event on a real channel: scheduled, the platform stopped and started again on the same data
  * (the schedule is in the database, not in timers), then the channel starts on its own before the event's start, plays
  * what ffmpeg pushes over RTMP, and stops on its own after the event's end.
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const LEAD_SECONDS = 4;
 
 describeEachDb('Live events on a running channel', (kind) => {

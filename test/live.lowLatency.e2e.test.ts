@@ -1,10 +1,8 @@
-import { createServer } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { launchBrowser, servePlayerPage } from './helpers/browser.ts';
-import { playLive, pushRtmp } from './helpers/live.ts';
+import { playLive, pushRtmp, startLivePlayback } from './helpers/live.ts';
 import { playLowLatency } from './helpers/lowLatency.ts';
-import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -13,15 +11,6 @@ import { until } from './helpers/until.ts';
  * bench/live's), and the playlist-level behaviour of RFC 8216bis is checked over HTTP: parts, the preload hint,
  * blocking reloads, delta updates, and a DASH segment streamed while it is written.
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 interface Position {
   msn: number;
   parts: number;
@@ -62,19 +51,10 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
   let encoder: ReturnType<typeof pushRtmp> | undefined;
 
   beforeAll(async () => {
-    const rtmpPort = await freePort();
-    [p, browser, page] = await Promise.all([
-      startPlatform(kind, {
-        MEDIAPLANE_RTMP_HOST: '127.0.0.1',
-        MEDIAPLANE_RTMP_PORT: String(rtmpPort),
-        MEDIAPLANE_LIVE_POLL_MS: '200',
-        MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
-        // Longer than CAN-SKIP-UNTIL (6 target durations), so that a delta update has segments to skip.
-        MEDIAPLANE_LIVE_WINDOW_SEGMENTS: '10',
-      }),
-      launchBrowser(),
-      servePlayerPage(),
-    ]);
+    ({ p, browser, page } = await startLivePlayback(kind, {
+      // Longer than CAN-SKIP-UNTIL (6 target durations), so that a delta update has segments to skip.
+      MEDIAPLANE_LIVE_WINDOW_SEGMENTS: '10',
+    }));
     t = await p.createTenant();
   });
   afterAll(async () => {

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -15,20 +14,12 @@ import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
+import { freePort } from './helpers/process.ts';
 
 /**
  * Restreams with real ffmpeg: a channel pushes to two local RTMP listeners (ffmpeg `-listen 1`, as a platform's
  * ingest would take it); one listener dies and comes back while the other keeps receiving; a PATCH removes a restream.
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** A destination platform: takes one RTMP publish on `port` and writes what it receives into `file`. */
 function listener(port: number, file: string): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(

@@ -1,20 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, expect, it } from 'vitest';
 import { describeEachDb, freshStorage, startPlatform, tenantClient, type TestPlatform, type TestStorage } from './helpers/platform.ts';
 import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
+import { freePort } from './helpers/process.ts';
 
 const ADMIN_TOKEN = 'restart-admin-token';
 const ENV = { MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true', MEDIAPLANE_WEBHOOK_RETRY_BASE_MS: '100', MEDIAPLANE_ADMIN_TOKEN: ADMIN_TOKEN };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The real server (`mediaplane serve`) as its own process, so that it can be killed without warning. */
 async function serveInChild(storage: TestStorage, env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string }> {

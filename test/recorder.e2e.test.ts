@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
+import { freePort } from './helpers/process.ts';
 
 /**
  * Recordings of a real channel (ffmpeg pushing RTMP): a range that is running (the encoder drops and reconnects in it:
@@ -21,15 +21,6 @@ import { until } from './helpers/until.ts';
  * Headless Chromium plays a recording's catch-up and an event's catch-up with hls.js and with dash.js (the channel has
  * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over).
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
 const SEGMENT_S = 1;
 const RUNNING_S = 6;

@@ -1,22 +1,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
+import { freePort } from './helpers/process.ts';
 
 const root = new URL('..', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function startServer(env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });

@@ -5,6 +5,10 @@ import { pino } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { createLivePipeline, type LivePipeline, type LivePipelineEvent, type LivePipelineOptions, type LiveRendition } from '../../src/media/live/index.ts';
 import { until } from './until.ts';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, servePlayerPage } from './browser.ts';
+import { startPlatform, type DbKind, type TestPlatform } from './platform.ts';
+import { freePort } from './process.ts';
 
 export const quietLog = () => pino({ level: process.env.LIVE_TEST_LOG ?? 'warn' });
 
@@ -220,4 +224,27 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
       }),
     close: () => page.close(),
   };
+}
+
+/**
+ * What a live end-to-end file starts with: the platform on `kind` with its own RTMP port, quick runner passes and 1 s
+ * segments (`env` adds to them or changes them), headless Chromium, and a player page on another origin.
+ */
+export async function startLivePlayback(
+  kind: DbKind,
+  env: Record<string, string> = {},
+): Promise<{ p: TestPlatform; browser: Browser; page: { url: string; close(): Promise<void> } }> {
+  const rtmpPort = await freePort();
+  const [p, browser, page] = await Promise.all([
+    startPlatform(kind, {
+      MEDIAPLANE_RTMP_HOST: '127.0.0.1',
+      MEDIAPLANE_RTMP_PORT: String(rtmpPort),
+      MEDIAPLANE_LIVE_POLL_MS: '200',
+      MEDIAPLANE_LIVE_SEGMENT_SECONDS: '1',
+      ...env,
+    }),
+    launchBrowser(),
+    servePlayerPage(),
+  ]);
+  return { p, browser, page };
 }
