@@ -23,7 +23,8 @@ import { freePort } from './helpers/process.ts';
  */
 const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
 const SEGMENT_S = 1;
-const RUNNING_S = 6;
+// Long enough that dash.js, started a few seconds in (the recording goes Live, the page loads), still sees it grow.
+const RUNNING_S = 12;
 
 describeEachDb('Recorder end to end', (kind) => {
   let p: TestPlatform;
