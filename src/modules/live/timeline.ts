@@ -104,11 +104,8 @@ export async function rangeSegments(
  * the range's tracks).
  */
 export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
-  const key = channelPrefix(tenantId, channelId) + MASTER_PLAYLIST;
-  if (!(await ctx.store.head(key))) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
-  return withoutCaptions(Buffer.concat(chunks).toString('utf8'));
+  const master = await readObject(ctx, channelPrefix(tenantId, channelId) + MASTER_PLAYLIST);
+  return master && withoutCaptions(master.toString('utf8'));
 }
 
 export { channelPrefix, masterTracks, rangeDashTracks };
