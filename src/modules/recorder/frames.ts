@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { tallestVideoTrack } from './outputs.ts';
 import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
 
@@ -16,11 +17,8 @@ export async function recordingFrameSource(ctx: PlatformContext, tenantId: strin
     .where(and(eq(recorderRecordings.tenantId, tenantId), eq(recorderRecordings.id, id.toLowerCase())));
   if (rec?.status !== 'Available') return undefined;
   const tracks = await ctx.db.selectDistinct({ track: recorderSegments.track }).from(recorderSegments).where(eq(recorderSegments.recordingId, rec.id));
-  // `720p` before `360p`; an audio-only recording has no picture to take.
-  const tallest = tracks
-    .map((t) => t.track)
-    .filter((t) => t !== 'audio')
-    .sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
+  // An audio-only recording has no picture to take.
+  const tallest = tallestVideoTrack(tracks.map((t) => t.track));
   if (tallest) {
     for (const prefix of [mediaPrefix(tenantId, rec.id), archivePrefix(tenantId, rec.id)]) {
       const key = `${prefix}${tallest}.m3u8`;

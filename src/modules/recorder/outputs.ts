@@ -31,6 +31,10 @@ async function concatObjects(ctx: PlatformContext, keys: string[], path: string)
   }
 }
 
+/** The tallest video rendition of a recording's tracks (`720p` before `360p`), if it has video. */
+export const tallestVideoTrack = (tracks: string[]): string | undefined =>
+  tracks.filter((t) => t !== 'audio').sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
+
 /**
  * The recorded range as local input files for the VOD pipeline, per track: each encoder run (its init segment and
  * its segments) is one fragmented MP4; several runs (the input dropped and came back) are joined by an ffconcat list,
@@ -41,8 +45,8 @@ async function localInput(ctx: PlatformContext, tenantId: string, recordingId: s
   const prefix = mediaPrefix(tenantId, recordingId);
   const tracks = [...new Set(rows.map((s) => s.track))];
   const audio = tracks.find((t) => t === 'audio');
-  // The tallest rendition (`720p` before `360p`) is the source of the transcode.
-  const video = tracks.filter((t) => t !== 'audio').sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
+  // The tallest rendition is the source of the transcode.
+  const video = tallestVideoTrack(tracks);
   const files: Record<string, string> = {};
   for (const track of [video, audio].filter((t): t is string => !!t)) {
     const segs = rows.filter((s) => s.track === track).sort((a, b) => a.startMs - b.startMs);
