@@ -71,7 +71,7 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
       '-f',
       'lavfi',
       '-i',
-      'testsrc2=size=640x360:rate=25:duration=8',
+      'testsrc2=size=640x360:rate=25:duration=4',
       '-c:v',
       'libx264',
       '-preset',
