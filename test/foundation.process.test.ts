@@ -1,69 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/platform.ts';
-import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
+import { cli as processCli, freePort, mediaplane, waitReady, type Run } from './helpers/process.ts';
+import { PROCESS_START_TIMEOUT_MS } from './helpers/until.ts';
 
-const BIN = new URL('../bin/mediaplane.js', import.meta.url).pathname;
 /** Time for a hook or test that starts the server once (it waits up to PROCESS_START_TIMEOUT_MS) and runs CLI commands. */
 const ONE_START_MS = PROCESS_START_TIMEOUT_MS + 60_000;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-interface Run {
-  child: ChildProcess;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (out += c));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exit };
-}
-
-/** Runs a CLI command to its end; fails the test if it takes longer than the timeout. */
-async function cli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<{ code: number | null; out: string }> {
-  const r = run(args, env);
-  const timer = setTimeout(() => r.child.kill('SIGKILL'), timeoutMs);
-  const code = await r.exit;
-  clearTimeout(timer);
-  return { code, out: r.output() };
-}
-
-async function waitReady(base: string, server: Run): Promise<void> {
-  const ready = async () => {
-    if (server.child.exitCode !== null) throw new Error(`server exited early:\n${server.output()}`);
-    return fetch(`${base}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    ); // 0: not listening yet
-  };
-  await until(ready, (status) => status === 200, { timeoutMs: PROCESS_START_TIMEOUT_MS, what: () => `${base}/readyz; output so far:\n${server.output()}` });
-}
+const run = mediaplane;
+const cli = (args: string[], env: Record<string, string>) => processCli(args, env, undefined, 20_000);
 
 async function stop(server: Run): Promise<number | null> {
   server.child.kill('SIGTERM');
-  return server.exit;
+  return (await server.exit).code;
 }
 
 const createdTenant = /tenant (\S+) created\n {2}X-Tenant-Id: (\S+)\n {2}X-Api-Key: {3}(\S+) {3}\(shown once\)/;
