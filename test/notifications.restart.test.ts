@@ -72,8 +72,12 @@ describeEachDb('webhook delivery across a crash', (kind) => {
     cleanup.push(() => p.stop());
     const again = tenantClient(p.baseUrl, t.id, t.name, t.key);
     // PostgreSQL: the dead process's lease on the webhook must expire first (4 × its 3 s timeout).
-    await r.waitFor((all) => all.length >= 3, 25_000);
-    expect(r.received.map((x) => x.json.data.id)).toEqual([first, first, second]);
+    await r.waitFor((all) => all.some((x) => x.json.data.id === second), 25_000);
+    // In order: first (again), then second. An attempt that outlives the platform's timeout on a loaded machine is
+    // sent again, so a repeat of the same event is allowed; a reorder is not.
+    const ids = r.received.map((x) => x.json.data.id);
+    expect(ids.filter((id, i) => id !== ids[i - 1])).toEqual([first, second]);
+    expect(ids.length).toBeGreaterThanOrEqual(3);
 
     const items: any[] = await until(
       async () => (await again.json('GET', '/notifications/v1/webhook-events?sort=OccuredAt')).body.items,
