@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, listening, mediaplane, start, waitReady, type Run } from './helpers/process.ts';
-import { sleep, until } from './helpers/until.ts';
+import { until } from './helpers/until.ts';
 
 const alive = (pid: number) => {
   try {
@@ -55,13 +55,21 @@ describe('the README start command (`npm start`) stops on SIGTERM sent to the pr
       })
     ).json()) as any;
     const part = new URL(started.multipartUrls[0]);
-    const upload = request({ host: '127.0.0.1', port, method: 'PUT', path: part.pathname + part.search, headers: { 'content-length': size } });
+    // `Expect: 100-continue`: the server's 100 says it has taken the request in, so it is in flight when the signal comes.
+    const upload = request({
+      host: '127.0.0.1',
+      port,
+      method: 'PUT',
+      path: part.pathname + part.search,
+      headers: { 'content-length': size, expect: '100-continue' },
+    });
     const answered = new Promise<number>((resolve, reject) => {
       upload.on('response', (res) => (res.resume(), resolve(res.statusCode!)));
       upload.on('error', reject);
     });
+    upload.flushHeaders();
+    await new Promise((resolve) => upload.once('continue', resolve));
     upload.write(Buffer.alloc(size / 2, 1));
-    await sleep(200); // on purpose: the half part reaches the server before it is told to stop
 
     npm.child.kill('SIGTERM');
     // Shutting down: no new connections taken, the one in flight still open.
