@@ -162,13 +162,11 @@ describe('ffmpeg itself', () => {
         }
       },
     });
-    const started = Date.now();
     const e = await running.then(
       () => undefined,
       (err: Error) => err,
     );
     expect(e?.message).toBe('asset deleted');
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect(Math.max(...seen)).toBeLessThan(100);
     expect(runningAtAbort).toHaveLength(1);
     expect(ffmpegProcessesUsing(outDir)).toEqual([]);
