@@ -89,7 +89,9 @@ export class ChannelInputs {
 
   /**
    * Redundant inputs: the pipeline reads the primary whenever its encoder is connected, else the secondary, else
-   * nothing (the slate). A switch between them is a new run on the same timeline: same playlists, a discontinuity.
+   * nothing (the slate). It always plays the channel's programme (the ingest's `programmeUrl`), so a switch between
+   * the two inputs happens inside the running encode (the ingest continues the programme on the other input at its
+   * next key frame); only the slate, and back from it, is a new run. Restreams copy the selected input itself.
    */
   selectInput(run: ChannelRun): void {
     const ingest = this.ingest;
@@ -97,6 +99,7 @@ export class ChannelInputs {
     if (!ingest || !slot) {
       if (run.activeSlot) this.log.info({ channelId: run.id, from: run.activeSlot }, 'live input lost');
       run.activeSlot = null;
+      ingest?.select(run.id, null);
       run.pipeline?.setInput(null);
       run.restreams?.setSource(null);
       this.host.setInputState(run, false);
@@ -104,13 +107,13 @@ export class ChannelInputs {
     }
     if (run.activeSlot !== slot) this.log.info({ channelId: run.id, from: run.activeSlot, to: slot }, 'live input selected');
     run.activeSlot = slot;
-    const url = ingest.inputUrl(run.id, slot)!;
+    ingest.select(run.id, slot);
     run.pipeline?.setInput({
-      url,
-      bytesReceived: () => ingest.bytesReceived(run.id, slot) ?? 0,
-      framesReceived: () => ingest.framesReceived(run.id, slot) ?? 0,
+      url: ingest.programmeUrl(run.id),
+      bytesReceived: () => ingest.programmeBytes(run.id),
+      framesReceived: () => ingest.programmeFrames(run.id),
     });
-    run.restreams?.setSource({ url });
+    run.restreams?.setSource({ url: ingest.inputUrl(run.id, slot)! });
     this.host.setInputState(run, true);
   }
 
@@ -124,9 +127,15 @@ export class ChannelInputs {
     }
   }
 
-  /** Disconnects the channel's encoders (stopped, dropped, key rotated, protocol changed). */
+  /** Disconnects the channel's encoders (key rotated, protocol changed). */
   kick(channelId: string): void {
     this.ingest?.kick(channelId);
+  }
+
+  /** The channel no longer runs here (stopped, dropped): its encoders are disconnected, its programme ends. */
+  release(channelId: string): void {
+    this.ingest?.kick(channelId);
+    this.ingest?.forget(channelId);
   }
 
   async close(): Promise<void> {

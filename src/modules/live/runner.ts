@@ -220,7 +220,7 @@ export class ChannelRunner {
   private stop(row: ChannelRow, run: ChannelRun): void {
     run.stopping = true;
     this.byKey.delete(run.streamKey);
-    this.inputs.kick(run.id);
+    this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run);
       this.book.sample(run);
@@ -235,7 +235,7 @@ export class ChannelRunner {
     this.log.warn({ channelId: run.id }, `live channel dropped: ${why}`);
     run.stopping = true;
     this.forget(run);
-    this.inputs.kick(run.id);
+    this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run);
       this.book.sample(run);
