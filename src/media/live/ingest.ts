@@ -82,7 +82,8 @@ interface Publisher {
 interface Programme {
   channelId: string;
   broadcast: NmsBroadcast;
-  slot: InputSlot | null;
+  /** The publisher it plays (a reconnected encoder is another one, so a new start). */
+  source: Publisher | undefined;
   /** The selected input's tags are held back until its next key frame (a switch inside the running programme). */
   waiting: boolean;
   /** Added to the selected input's timestamps. */
@@ -130,7 +131,7 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     let p = programmes.get(channelId);
     if (!p) {
       const broadcast: NmsBroadcast = new BroadcastServer(`/live/${programmeName(channelId)}`);
-      p = { channelId, broadcast, slot: null, waiting: false, offset: 0, lastDts: new Map(), lastAt: 0, bytes: 0, frames: 0 };
+      p = { channelId, broadcast, source: undefined, waiting: false, offset: 0, lastDts: new Map(), lastAt: 0, bytes: 0, frames: 0 };
       programmes.set(channelId, p);
     }
     return p;
@@ -161,7 +162,7 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     else if (publisher.gop.length && publisher.gop.length < MAX_GOP_TAGS) publisher.gop.push(packet);
     else publisher.gop = [];
     const p = programmes.get(publisher.channelId);
-    if (!p || p.slot !== publisher.slot || packet.flags === 5) return;
+    if (!p || p.source !== publisher || packet.flags === 5) return;
     if (p.waiting) {
       // Video starts at a key frame; an input without video at its next audio frame.
       const start = publisher.videoConfig ? packet.codec_type === 9 && packet.flags === 3 : packet.codec_type === 8 && packet.flags === 1;
@@ -187,7 +188,7 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
 
   /** Back to nothing: a programme that starts again later is fresh (a new encode run plays it). */
   const resetProgramme = (p: Programme) => {
-    p.slot = null;
+    p.source = undefined;
     p.waiting = false;
     p.lastDts.clear();
     const b = p.broadcast;
@@ -307,10 +308,10 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
     },
     select(channelId, slot) {
       const p = programmeOf(channelId);
-      if (p.slot === slot) return;
       const publisher = slot ? publishers.get(streamName(channelId, slot)) : undefined;
-      if (!slot || !publisher) return resetProgramme(p);
-      p.slot = slot;
+      if (p.source === publisher && publisher) return;
+      if (!publisher) return resetProgramme(p);
+      p.source = publisher;
       p.waiting = true;
       // A fresh programme starts at once from the input's latest key frame (its cached GOP), as a new run did before.
       const [key, ...rest] = publisher.gop;
