@@ -106,8 +106,8 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
     (await p.ctx.db.select().from(events).where(eq(events.tenantId, t.id)).orderBy(asc(events.occuredAt), asc(events.id)))
       .filter((e) => (e.data as { id?: string }).id === id)
       .map((e) => e.type);
-  /** The newest published segment of the 144p rendition: its media sequence number and its first frame's colour. */
-  const latest = async (id: string) => {
+  /** The newest published segment of the 144p rendition: its media sequence number and its first (or last) frame's colour. */
+  const latest = async (id: string, which: 'first' | 'last' = 'first') => {
     const playlist = await (await fetch(mediaUrl(id, '144p.m3u8'))).text();
     const init = [...playlist.matchAll(/#EXT-X-MAP:URI="([^"]+)"/g)].at(-1)![1]!;
     const segment = playlist.trim().split('\n').at(-1)!;
@@ -115,7 +115,7 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
     const dir = mkdtempSync(join(work, 'probe-'));
     try {
       for (const f of [init, segment]) writeFileSync(join(dir, f.replace('/', '_')), Buffer.from(await (await fetch(mediaUrl(id, f))).arrayBuffer()));
-      return { sequence, ...(await framePixels(dir, init.replace('/', '_'), segment.replace('/', '_'))) };
+      return { sequence, init, ...(await framePixels(dir, init.replace('/', '_'), segment.replace('/', '_'), which)) };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -204,18 +204,26 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
     push(secondaryUrl, 'blue');
     const red = await waitPicture(id, 'the primary (red) on air', (px) => isColour(px, 'red'));
 
-    // The primary dies: the secondary (blue) plays, on the same playlists.
+    // The primary dies: the secondary (blue) plays, on the same playlists, inside the same encode (no new run).
     await primary.kill();
     const killedAt = Date.now();
-    const blue = await waitPicture(id, 'the secondary (blue) on air', (px) => isColour(px, 'blue'));
-    // A figure for the report, not a threshold: kill → the first published segment from the secondary, as polled.
+    await until(
+      () => latest(id, 'last'),
+      (px) => isColour(px, 'blue'),
+      { timeoutMs: 60_000, everyMs: 100, what: "the secondary's frames published" },
+    );
+    // A figure for the report, not a threshold: kill → the first published segment holding the secondary's frames.
     console.info(`[${kind}] DoubleInput: primary killed → secondary's frames published in ${((Date.now() - killedAt) / 1000).toFixed(1)} s`);
+    const blue = await waitPicture(id, 'the secondary (blue) on air', (px) => isColour(px, 'blue'));
     expect(blue.sequence).toBeGreaterThan(red.sequence);
 
     // The primary comes back: it plays again.
     push(primaryUrl, 'red');
     const redAgain = await waitPicture(id, 'the primary (red) on air again', (px) => isColour(px, 'red'));
     expect(redAgain.sequence).toBeGreaterThan(blue.sequence);
+
+    // Both switches happened inside the running encode: no new run, so no new init segment (one per run).
+    expect([blue.init, redAgain.init]).toEqual([red.init, red.init]);
 
     // Never the slate meanwhile: the input was never lost, and players keep the same master playlist.
     const types = await eventTypes(id);

@@ -142,13 +142,19 @@ export function readPlaylist(file: string): ParsedPlaylist | undefined {
 }
 
 /** The mean RGB of one decoded frame (the first) of an fMP4 segment, with its init segment, scaled to 16x9. */
-export async function framePixels(outDir: string, init: string, segment: string): Promise<{ r: number; g: number; b: number; spread: number }> {
+export async function framePixels(
+  outDir: string,
+  init: string,
+  segment: string,
+  which: 'first' | 'last' = 'first',
+): Promise<{ r: number; g: number; b: number; spread: number }> {
   const joined = join(outDir, `.probe-${process.pid}-${Date.now()}.mp4`);
   writeFileSync(joined, Buffer.concat([readFileSync(join(outDir, init)), readFileSync(join(outDir, segment))]));
   try {
     const raw = join(outDir, `.probe-${process.pid}-${Date.now()}.rgb`);
-    await runFfmpeg(['-i', joined, '-frames:v', '1', '-vf', 'scale=16:9', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', raw]);
-    const px = readFileSync(raw);
+    await runFfmpeg(['-i', joined, ...(which === 'first' ? ['-frames:v', '1'] : []), '-vf', 'scale=16:9', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', raw]);
+    // Every frame at 16x9 for the last one: its 432 bytes at the end.
+    const px = readFileSync(raw).subarray(-16 * 9 * 3);
     rmSync(raw, { force: true });
     let r = 0,
       g = 0,

@@ -22,6 +22,18 @@ export interface RtmpIngest {
   readonly port: number;
   /** Where a local ffmpeg reads the channel's published stream (loopback; nobody else may play it). */
   inputUrl(channelId: string, slot?: InputSlot): string | undefined;
+  /**
+   * Where the channel's encode reads its programme: the selected input (`select`), continuous across switches between
+   * inputs (the same stream plays on, no new connection). Loopback, with the play token.
+   */
+  programmeUrl(channelId: string): string;
+  /** The input the programme plays: a switch waits for the new input's next key frame; null ends the programme. */
+  select(channelId: string, slot: InputSlot | null): void;
+  /** Bytes and video frames the programme has sent (for `LiveInput.bytesReceived`, `framesReceived`). */
+  programmeBytes(channelId: string): number;
+  programmeFrames(channelId: string): number;
+  /** The channel no longer runs here: its programme goes. */
+  forget(channelId: string): void;
   /** Bytes received from the channel's current publisher (for `LiveInput.bytesReceived`), undefined if none. */
   bytesReceived(channelId: string, slot?: InputSlot): number | undefined;
   /** Video frames received from the channel's current publisher (for `LiveInput.framesReceived`), undefined if none. */

@@ -5,7 +5,8 @@ import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import { ChannelRun } from './channelRun.ts';
 import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
-import { liveMedia, type InputSlot, type LiveMedia, type LivePipelineEvent, type RtmpIngest } from './media.ts';
+import { ChannelInputs } from './inputs.ts';
+import { liveMedia, type LiveMedia, type LivePipelineEvent } from './media.ts';
 import { MinuteStatsBook } from './minuteStats.ts';
 import type { ChannelRow } from './present.ts';
 import { ChannelRestreams } from './restreams.ts';
@@ -13,10 +14,7 @@ import { writeChange, type Change } from './runnerChanges.ts';
 import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
-import { slotsOf, startSrtInputs } from './srtInputs.ts';
 import { TimelineWriter } from './timelineWriter.ts';
-import { SECONDARY_SUFFIX, setBoundRtmpPort } from './urls.ts';
-import { addressInCidr } from './validate.ts';
 
 const STATS_FLUSH_MS = 10_000;
 /** How often a live process looks for channels a dead owner left `Stopping`. */
@@ -46,8 +44,7 @@ export class ChannelRunner {
   private readonly book = new MinuteStatsBook();
   /** Runs of a channel still stopping here: a new run of the same channel waits for them (they share a work directory). */
   private readonly ending = new Map<string, Promise<void>>();
-  private ingest: RtmpIngest | undefined;
-  private ingestStarting: Promise<RtmpIngest> | undefined;
+  private readonly inputs: ChannelInputs;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private closed = false;
@@ -69,6 +66,11 @@ export class ChannelRunner {
       owner: this.owner,
     });
     this.timeline = new TimelineWriter(ctx, this.log.child({ component: 'timeline' }));
+    this.inputs = new ChannelInputs(ctx, media, this.log, {
+      run: (id) => this.runs.get(id),
+      runByKey: (key) => this.byKey.get(key),
+      setInputState: (run, connected) => this.setInputState(run, connected),
+    });
   }
 
   start(): void {
@@ -170,11 +172,11 @@ export class ChannelRunner {
       try {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
-        if (run.pushed) await this.ensureIngest();
+        if (run.pushed) await this.inputs.ensureIngest();
         await run.start(this.media, (e) => this.onPipelineEvent(run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
-        if (run.slots.size && run.pushed) this.selectInput(run);
-        if (run.pushed && !run.stopping) this.startRelays(run);
+        if (run.slots.size && run.pushed) this.inputs.selectInput(run);
+        if (run.pushed && !run.stopping) this.inputs.startRelays(run);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.log.error({ channelId: row.id, err }, 'live channel could not start');
@@ -207,28 +209,18 @@ export class ChannelRunner {
       run.streamKey = row.streamKey;
       this.byKey.set(run.streamKey, run);
       // The encoder connected with the old key: it must come back with the new one.
-      this.ingest?.kick(run.id);
-      void run.stopRelays().then(() => this.startRelays(run));
+      this.inputs.kick(run.id);
+      void run.stopRelays().then(() => this.inputs.startRelays(run));
     } else if (protocolChanged) {
-      this.ingest?.kick(run.id);
-      void run.stopRelays().then(() => this.startRelays(run));
-    }
-  }
-
-  /** An SRT channel's listeners, once its pipeline runs (they publish into the ingest as the encoder's relay). */
-  private startRelays(run: ChannelRun): void {
-    if (!this.ingest || run.stopping || run.relays.length) return;
-    try {
-      run.relays = startSrtInputs(this.media, this.ingest, this.ctx.config, run.row, this.log.child({ channelId: run.id }));
-    } catch (err) {
-      this.log.error({ channelId: run.id, err }, 'SRT listeners could not start');
+      this.inputs.kick(run.id);
+      void run.stopRelays().then(() => this.inputs.startRelays(run));
     }
   }
 
   private stop(row: ChannelRow, run: ChannelRun): void {
     run.stopping = true;
     this.byKey.delete(run.streamKey);
-    this.ingest?.kick(run.id);
+    this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run);
       this.book.sample(run);
@@ -243,7 +235,7 @@ export class ChannelRunner {
     this.log.warn({ channelId: run.id }, `live channel dropped: ${why}`);
     run.stopping = true;
     this.forget(run);
-    this.ingest?.kick(run.id);
+    this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run);
       this.book.sample(run);
@@ -311,90 +303,9 @@ export class ChannelRunner {
     this.poke();
   }
 
-  /**
-   * Redundant inputs: the pipeline reads the primary whenever its encoder is connected, else the secondary, else
-   * nothing (the slate). A switch between them is a new run on the same timeline: same playlists, a discontinuity.
-   */
-  private selectInput(run: ChannelRun): void {
-    const ingest = this.ingest;
-    const slot = (['primary', 'secondary'] as const).find((s) => run.slots.has(s) && ingest?.inputUrl(run.id, s)) ?? null;
-    if (!ingest || !slot) {
-      if (run.activeSlot) this.log.info({ channelId: run.id, from: run.activeSlot }, 'live input lost');
-      run.activeSlot = null;
-      run.pipeline?.setInput(null);
-      run.restreams?.setSource(null);
-      this.setInputState(run, false);
-      return;
-    }
-    if (run.activeSlot !== slot) this.log.info({ channelId: run.id, from: run.activeSlot, to: slot }, 'live input selected');
-    run.activeSlot = slot;
-    const url = ingest.inputUrl(run.id, slot)!;
-    run.pipeline?.setInput({
-      url,
-      bytesReceived: () => ingest.bytesReceived(run.id, slot) ?? 0,
-      framesReceived: () => ingest.framesReceived(run.id, slot) ?? 0,
-    });
-    run.restreams?.setSource({ url });
-    this.setInputState(run, true);
-  }
-
-  private async ensureIngest(): Promise<RtmpIngest> {
-    if (this.ingest) return this.ingest;
-    this.ingestStarting ??= this.media
-      .startRtmpIngest({
-        host: this.ctx.config.live.rtmpHost,
-        port: this.ctx.config.live.rtmpPort,
-        log: this.log.child({ component: 'rtmp' }),
-        authorize: (streamName, remoteAddress, how) => this.authorize(streamName, remoteAddress, how),
-        onPublish: (channelId, slot) => {
-          const run = this.runs.get(channelId);
-          if (!run || run.stopping) return;
-          run.slots.add(slot);
-          this.selectInput(run);
-        },
-        onUnpublish: (channelId, slot) => {
-          const run = this.runs.get(channelId);
-          if (!run || run.stopping) return;
-          run.slots.delete(slot);
-          this.selectInput(run);
-        },
-      })
-      .then((ingest) => {
-        this.ingest = ingest;
-        if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(ingest.port);
-        return ingest;
-      })
-      .catch((err) => {
-        this.ingestStarting = undefined;
-        throw err;
-      });
-    return this.ingestStarting;
-  }
-
-  /**
-   * At connect, from memory: the channel this process runs under that stream name (the key: its primary input; the key
-   * and SECONDARY_SUFFIX: its secondary, for DoubleInput), if the address may push to it. An SRT channel takes only its
-   * own relays (the SRT listeners, which publish from loopback with this process's relay token).
-   */
-  authorize(
-    streamName: string,
-    remoteAddress: string,
-    how: { relayed: boolean } = { relayed: false },
-  ): { channelId: string; slot: InputSlot } | { refused: string } {
-    let run = this.byKey.get(streamName);
-    let slot: InputSlot = 'primary';
-    if (!run && streamName.endsWith(SECONDARY_SUFFIX)) {
-      run = this.byKey.get(streamName.slice(0, -SECONDARY_SUFFIX.length));
-      slot = 'secondary';
-    }
-    if (!run || run.stopping || !slotsOf(run.row).includes(slot)) return { refused: 'no started channel has this stream key' };
-    if (run.row.input.transportInputProtocol === 'SRT' && !how.relayed) return { refused: 'the channel takes SRT, not RTMP' };
-    if (!how.relayed && run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
-      return {
-        refused: `${remoteAddress} is outside the channel's input.whitelistCidr`,
-      };
-    }
-    return { channelId: run.id, slot };
+  /** The ingest's key check at connect (see ChannelInputs.authorize). */
+  authorize(streamName: string, remoteAddress: string, how: { relayed: boolean } = { relayed: false }): ReturnType<ChannelInputs['authorize']> {
+    return this.inputs.authorize(streamName, remoteAddress, how);
   }
 
   /** Every change seen since the last pass, with its event, in one transaction; kept for the next pass if it fails. */
@@ -460,8 +371,7 @@ export class ChannelRunner {
     await this.flushStats();
     await this.timeline.close();
     await releaseLeases(this.ctx.db, this.owner).catch(() => {});
-    await this.ingest?.close();
-    if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);
+    await this.inputs.close();
   }
 }
 
