@@ -171,9 +171,14 @@ describeEachDb('Live events on a running channel', (kind) => {
         what: 'the catch-up playlist ended',
       },
     );
-    // Finished and complete: the event's frames are taken again, of all of it, and stand (no take in their address).
+    // Finished and complete: the event's frames are taken again (the previous ones answer meanwhile), of all of it, and
+    // stand (no take in their address).
     if (other) {
-      const done = await frames(eventId);
+      const done = await until(
+        () => t.json('GET', `/streaming/v1/assets/${eventId}/images/frames`),
+        (r) => r.status !== 200 || !r.body.poster.url.includes('?v='),
+        { timeoutMs: 60_000, everyMs: 500, what: 'final frames of the event' },
+      );
       expect(done.status, JSON.stringify(done.body)).toBe(200);
       expect(done.body.poster.url).toMatch(/\/frames\/poster\.jpg$/);
       expect((await fetch(done.body.poster.url)).status).toBe(200);
