@@ -59,6 +59,9 @@ describeEachDb('Live events on a running channel', (kind) => {
     });
     expect(created.status).toBe(200);
     const eventId = created.body.id as string;
+    // Before its start an event has no video to take frames from.
+    const early = await first.json('GET', `/streaming/v1/assets/${eventId}/images/frames`);
+    expect([early.status, early.body.status?.code]).toEqual([409, 'frames_unavailable']);
 
     // Stopped and started again on the same data directory and database before anything was due.
     await p.stop();
@@ -122,6 +125,30 @@ describeEachDb('Live events on a running channel', (kind) => {
       },
     );
 
+    // Frames of live content (on one database: it is not the point): the channel's of what it plays now (named by their
+    // take: taken again as it plays), the event's of its catch-up so far, each with a poster; another tenant has none.
+    const frames = (id: string) =>
+      until(
+        () => t.json('GET', `/streaming/v1/assets/${id}/images/frames`),
+        (r) => r.status !== 202,
+        { timeoutMs: 60_000, everyMs: 500, what: `frames of ${id}` },
+      );
+    const other = kind === 'pglite' ? await p.createTenant() : undefined;
+    if (other) {
+      for (const id of [channelId, eventId]) {
+        const live = await frames(id);
+        expect(live.status, JSON.stringify(live.body)).toBe(200);
+        expect(Object.keys(live.body)).toEqual(expect.arrayContaining(['frame_00001', 'poster']));
+        // The event may be over by now (it lasts 6 s): then its frames are final.
+        if (id === channelId) expect(live.body.poster.url).toMatch(/\/frames\/poster\.jpg\?v=\d+$/);
+        const poster = await fetch(live.body.poster.url);
+        expect([poster.status, poster.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
+        const probed = JSON.parse(await runFfprobe(['-of', 'json', '-show_streams', live.body.frame_00001.url])).streams[0];
+        expect([probed.codec_name, probed.width]).toEqual(['mjpeg', 320]);
+        expect((await other.json('GET', `/streaming/v1/assets/${id}/images/frames`)).status).toBe(404);
+      }
+    }
+
     await until(
       async () => (await event()).status,
       (s) => s === 'Finished',
@@ -144,6 +171,18 @@ describeEachDb('Live events on a running channel', (kind) => {
         what: 'the catch-up playlist ended',
       },
     );
+    // Finished and complete: the event's frames are taken again (the previous ones answer meanwhile), of all of it, and
+    // stand (no take in their address).
+    if (other) {
+      const done = await until(
+        () => t.json('GET', `/streaming/v1/assets/${eventId}/images/frames`),
+        (r) => r.status !== 200 || !r.body.poster.url.includes('?v='),
+        { timeoutMs: 60_000, everyMs: 500, what: 'final frames of the event' },
+      );
+      expect(done.status, JSON.stringify(done.body)).toBe(200);
+      expect(done.body.poster.url).toMatch(/\/frames\/poster\.jpg$/);
+      expect((await fetch(done.body.poster.url)).status).toBe(200);
+    }
     const listed = [...finished.matchAll(/^#EXTINF:([\d.]+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     const probed = JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', catchup]));
     // It holds no more than the segments overlapping [start, end), and plays. Its total is not asserted from below: on a

@@ -193,4 +193,15 @@ describeOnDb('postgres', 'Embed player', (kind) => {
     expect(notBoolean.body.errors[0].field).toBe('TimeShift');
     expect((await fetch(`${p.baseUrl}/streaming/v1/qrcode/${assetId}`)).status).toBe(401);
   });
+
+  it("answers another tenant's asset like a missing one: no QR code, no page, no source", async () => {
+    const other = await p.createTenant();
+    const qr = await other.json('GET', `/streaming/v1/qrcode/${assetId}`);
+    expect([qr.status, qr.body.status.code]).toEqual([404, 'streaming_asset_not_found']);
+    for (const path of [`/player/v1/${other.id}/${assetId}`, `/player/v1/${other.id}/${assetId}/source`]) {
+      const res = await fetch(`${p.baseUrl}${path}`);
+      expect(res.status, path).toBe(404);
+      expect((await res.json()).status.code, path).toBe('streaming_asset_not_found');
+    }
+  });
 });

@@ -177,7 +177,8 @@ describeEachDb('Streaming catalogue', (kind) => {
     expect(set.status).toBe(200);
     expect(set.body.tokenRequiredPolicy).toEqual({ asset: 'Enabled', tenant: 'Disabled' });
     expect(set.body.settings.tokenRequired).toEqual({ asset: 'Enabled', tenant: 'Disabled' });
-    expect(set.body.settings.analytics).toEqual({ asset: 'Disabled', tenant: 'Disabled' });
+    // Analytics is on for a tenant that did not choose (docs/decisions/streaming.md); the asset turned it off.
+    expect(set.body.settings.analytics).toEqual({ asset: 'Disabled', tenant: 'Enabled' });
     expect((await t.json('PATCH', `/streaming/v1/assets/${long}/settings`, { cap: 'On' })).status).toBe(400);
     await t.json('PATCH', '/streaming/v1/settings', { devToolsAccess: 'Enabled' });
     expect((await t.json('GET', `/streaming/v1/assets/${long}`)).body.settings.devToolsAccess).toEqual({ asset: null, tenant: 'Enabled' });
@@ -269,5 +270,28 @@ describeEachDb('Streaming catalogue', (kind) => {
     }
     expect((await t.json('GET', `/streaming/v1/assets/${short}`)).body.title).toBe('Bravo');
     expect((await t.json('GET', '/streaming/v1/assets/bad%20id')).status).toBe(400);
+  });
+
+  it('lists a live event and a recording of the channel beside them, filtered and sorted with the rest', async () => {
+    const at = (hours: number) => new Date(Date.now() + hours * 3600_000).toISOString();
+    const event = (await t.json('POST', '/live/v1/events', { channelId: channel, start: at(2), end: at(3), title: 'Delta' })).body.id as string;
+    const window = { type: 'LiveChannel', liveChannelDetails: { channelId: channel, start: at(1), end: at(4) } };
+    const recording = (await t.json('POST', '/cvr/v1/recordings', { source: window, title: 'Echo' })).body.id as string;
+    try {
+      expect(await ids('types=LiveEvent')).toEqual([event]);
+      expect(await ids('source=Recorder')).toEqual([recording]);
+      expect(await ids(`channelId=${channel}&sort=Title`)).toEqual([channel, event, recording]);
+      expect(await ids('statuses=Scheduled,Pending')).toEqual(expect.arrayContaining([event, recording]));
+      // Only these two have a start: first by it; the others sort after them.
+      expect((await ids('sort=Start')).slice(0, 2)).toEqual([recording, event]);
+      expect(await ids('durationFrom=3600000&durationTo=3600000')).toEqual([event]);
+      // A window between the recording's start and the event's: the channel and the recording meet it.
+      expect((await ids(`searchStart=${at(1.2)}&searchEnd=${at(1.5)}`)).sort()).toEqual([channel, recording].sort());
+      expect((await other.json('GET', '/streaming/v1/assets?types=LiveEvent,Recording')).body.totalCount).toBe(0);
+      for (const id of [event, recording]) expect((await other.json('GET', `/streaming/v1/assets/${id}`)).status).toBe(404);
+    } finally {
+      await t.call('DELETE', `/live/v1/events/${event}`);
+      await t.call('DELETE', `/cvr/v1/recordings/${recording}`);
+    }
   });
 });

@@ -59,7 +59,7 @@ describeEachDb('Streaming settings and allowed domains', (kind) => {
       mediaplanePlayerInfo: { embedUrl: `${origin}/player/v1/${t.id}`, sourceConfigUrl: `${origin}/player/v1/${t.id}/{assetId}/source` },
       capInfo: { enabled: false, signingKey: s.contentAcquisitionInfo.authorization.signingKey, limit: 1 },
       allowedDomains: [],
-      playerConfigInfo: { devToolsAccess: false, analytics: false, codeObfuscation: false },
+      playerConfigInfo: { devToolsAccess: false, analytics: true, codeObfuscation: false },
     });
     // The same key on every read; another tenant has its own.
     const key = s.contentAcquisitionInfo.authorization.signingKey;
@@ -77,13 +77,14 @@ describeEachDb('Streaming settings and allowed domains', (kind) => {
     expect((await viewer.json('PATCH', '/streaming/v1/settings', { tokenRequired: 'Enabled' })).status).toBe(403);
     expect((await viewer.json('POST', '/streaming/v1/domains', { url: 'example.net' })).status).toBe(403);
 
-    const patched = await t.json('PATCH', '/streaming/v1/settings', { tokenRequired: 'Enabled', analytics: 'Enabled', capLimit: 3 });
+    const patched = await t.json('PATCH', '/streaming/v1/settings', { tokenRequired: 'Enabled', analytics: 'Disabled', capLimit: 3 });
     expect(patched.status).toBe(200);
     expect(patched.body.contentAcquisitionInfo.authorization.tokenRequiredPolicy).toBe(true);
-    expect(patched.body.playerConfigInfo.analytics).toBe(true);
+    expect(patched.body.playerConfigInfo.analytics).toBe(false);
     expect(patched.body.capInfo.limit).toBe(3);
     expect((await t.json('PATCH', '/streaming/v1/settings', { cap: 'Maybe' })).status).toBe(400);
     expect((await other.json('GET', '/streaming/v1/settings')).body.contentAcquisitionInfo.authorization.tokenRequiredPolicy).toBe(false);
-    await t.json('PATCH', '/streaming/v1/settings', { tokenRequired: 'Disabled', analytics: 'Disabled', capLimit: 1 });
+    expect((await other.json('GET', '/streaming/v1/settings')).body.playerConfigInfo.analytics).toBe(true);
+    await t.json('PATCH', '/streaming/v1/settings', { tokenRequired: 'Disabled', analytics: 'Enabled', capLimit: 1 });
   });
 });

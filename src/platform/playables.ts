@@ -81,10 +81,25 @@ export interface PlayableKind {
   /** One playable of the tenant, or undefined (another tenant's too). */
   get(ctx: PlatformContext, tenantId: string, id: string): Promise<Playable | undefined>;
   /**
-   * Where to read the asset's video to extract still frames from (a store key or a URL ffmpeg can open), when the
-   * kind has a finished one; kinds without (live) leave it out.
+   * Where to read the asset's video to extract still frames from, when it has video to show (undefined: none yet, or
+   * none any more); kinds that never have video leave it out.
    */
-  frameSource?(ctx: PlatformContext, tenantId: string, id: string): Promise<string | undefined>;
+  frameSource?(ctx: PlatformContext, tenantId: string, id: string): Promise<FrameSource | undefined>;
+}
+
+/** The video still frames are taken from. */
+export interface FrameSource {
+  /**
+   * A location ffmpeg can open (a store object's readable location, a URL), or `playlist`: the text of an HLS media
+   * playlist whose URIs are such locations (a range of a live channel's timeline, which has no file of its own).
+   */
+  location?: string;
+  playlist?: string;
+  /**
+   * Whether the video is finished: frames taken of it stand for good. A live stream's (a channel, an event still
+   * running) are taken again once they are older than a refresh interval.
+   */
+  final: boolean;
 }
 
 let kinds: readonly PlayableKind[] = [];

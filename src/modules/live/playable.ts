@@ -2,6 +2,7 @@ import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Playable, PlayableFilter, PlayableKind } from '../../platform/playables.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { channelFrameSource } from './frames.ts';
 import { endpointsOf, type ChannelRow } from './present.ts';
 import { liveChannels } from './tables.ts';
 
@@ -61,4 +62,5 @@ export const livePlayables: PlayableKind = {
       .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, id.toLowerCase())));
     return row ? toPlayable(ctx, row) : undefined;
   },
+  frameSource: channelFrameSource,
 };

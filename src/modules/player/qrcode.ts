@@ -3,6 +3,7 @@ import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { withErrors } from '../../platform/schemas.ts';
+import { requirePlayable } from '../streaming/catalogue.ts';
 import { embedUrlOf } from './embedUrl.ts';
 
 const Png = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'image/png' });
@@ -16,7 +17,7 @@ export const qrCodeRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> =
       schema: {
         tags: ['Streaming'],
         summary: 'Generate QR code',
-        description: "A PNG QR code of the asset's embed URL, with the boolean options given as its query.",
+        description: "A PNG QR code of the asset's embed URL, with the boolean options given as its query. 404 for an asset the tenant does not have.",
         params: Type.Object({ id: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }) }),
         querystring: Type.Object({
           Muted: Type.Optional(Type.Boolean()),
@@ -28,7 +29,9 @@ export const qrCodeRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> =
       },
     },
     async (req, reply) => {
-      const url = embedUrlOf(ctx.config.publicUrl, req.principal.tenantId, req.params.id, req.query);
+      // A code of an asset the tenant does not have (another tenant's) would open a page that says so: refused here.
+      const asset = await requirePlayable(ctx, req.principal.tenantId, req.params.id);
+      const url = embedUrlOf(ctx.config.publicUrl, req.principal.tenantId, asset.id, req.query);
       // Medium error correction: a screen or a print with a smudge still scans; 8 px modules are sharp on any screen.
       const png = await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'M', scale: 8, margin: 4 });
       return reply.type('image/png').header('cache-control', 'private, max-age=3600').send(png);

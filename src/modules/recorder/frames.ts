@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
+import type { FrameSource } from '../../platform/playables.ts';
 import { tallestVideoTrack } from './outputs.ts';
 import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
@@ -9,7 +10,7 @@ import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.
  * What the streaming frames are taken from for a recording once it is `Available`: the tallest recorded rendition's
  * playlist (the catch-up copy while it is kept, else the archive), else the first available transcoded output.
  */
-export async function recordingFrameSource(ctx: PlatformContext, tenantId: string, id: string): Promise<string | undefined> {
+export async function recordingFrameSource(ctx: PlatformContext, tenantId: string, id: string): Promise<FrameSource | undefined> {
   if (!isUuid(id)) return undefined;
   const [rec] = await ctx.db
     .select({ id: recorderRecordings.id, status: recorderRecordings.status })
@@ -22,7 +23,7 @@ export async function recordingFrameSource(ctx: PlatformContext, tenantId: strin
   if (tallest) {
     for (const prefix of [mediaPrefix(tenantId, rec.id), archivePrefix(tenantId, rec.id)]) {
       const key = `${prefix}${tallest}.m3u8`;
-      if (await ctx.store.head(key)) return ctx.store.readableLocation(key);
+      if (await ctx.store.head(key)) return { location: await ctx.store.readableLocation(key), final: true };
     }
   }
   const outputs = await ctx.db
@@ -31,7 +32,7 @@ export async function recordingFrameSource(ctx: PlatformContext, tenantId: strin
     .where(and(eq(recorderOutputs.recordingId, rec.id), eq(recorderOutputs.status, 'Available')));
   for (const o of outputs) {
     const manifest = o.endpoints[0]?.manifest;
-    if (manifest) return ctx.store.readableLocation(outputPrefix(tenantId, rec.id, o.id) + manifest);
+    if (manifest) return { location: await ctx.store.readableLocation(outputPrefix(tenantId, rec.id, o.id) + manifest), final: true };
   }
   return undefined;
 }

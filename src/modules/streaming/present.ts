@@ -1,5 +1,5 @@
 import type { Playable } from '../../platform/playables.ts';
-import { presentSettings } from './settings.ts';
+import { presentSettings, tenantState } from './settings.ts';
 import type { SettingStates, streamingAssets } from './tables.ts';
 
 export type DetailsRow = typeof streamingAssets.$inferSelect;
@@ -33,7 +33,7 @@ export function presentStreamingAsset(
     end: p.end,
     isDrm: p.isDrm,
     preset: p.preset,
-    tokenRequiredPolicy: { asset: states.tokenRequired ?? null, tenant: defaults.tokenRequired ?? 'Disabled' },
+    tokenRequiredPolicy: { asset: states.tokenRequired ?? null, tenant: tenantState(defaults, 'tokenRequired') },
     title: d?.title ?? p.title,
     description: d?.description ?? null,
     tags: d?.tags ?? [],

@@ -18,7 +18,19 @@ export async function tenantSettings(db: Queryable, tenantId: string): Promise<T
   return row;
 }
 
-export const tenantState = (defaults: SettingStates, name: SettingName): SettingState => defaults[name] ?? 'Disabled';
+/**
+ * A tenant's defaults until it sets its own: everything off except analytics, which the embed player sends the way
+ * hosted players do (docs/decisions/streaming.md, "Settings").
+ */
+const INITIAL_DEFAULTS: Record<SettingName, SettingState> = {
+  tokenRequired: 'Disabled',
+  devToolsAccess: 'Disabled',
+  cap: 'Disabled',
+  analytics: 'Enabled',
+  codeObfuscation: 'Disabled',
+};
+
+export const tenantState = (defaults: SettingStates, name: SettingName): SettingState => defaults[name] ?? INITIAL_DEFAULTS[name];
 
 /** What applies to an asset: its own state when it has one, the tenant's default otherwise. */
 export const effectiveState = (asset: SettingStates, defaults: SettingStates, name: SettingName): SettingState => asset[name] ?? tenantState(defaults, name);

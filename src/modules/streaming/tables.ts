@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt } from '../../db/columns.ts';
 import { tenants } from '../../db/tenants.ts';
 
@@ -86,6 +86,11 @@ export const streamingAssets = pgTable(
     framesStatus: text('frames_status'),
     frames: jsonb('frames').$type<FrameRow[]>().notNull().default([]),
     framesError: text('frames_error'),
+    /** When the frames were taken; frames of a live stream (`framesFinal` false) are taken again once stale. */
+    framesTakenAt: dateTime('frames_taken_at'),
+    framesFinal: boolean('frames_final').notNull().default(true),
+    /** The asset's status when they were taken: a live stream's are taken again when it changes (an event finished). */
+    framesAssetStatus: text('frames_asset_status'),
     lastModificationDate: modifiedAt(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.assetId] })],

@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, gte, inArray, lte, type SQL } from 'drizzle-o
 import type { PlatformContext } from '../../../context.ts';
 import type { Playable, PlayableFilter, PlayableKind } from '../../../platform/playables.ts';
 import { isUuid } from '../../../platform/ids.ts';
+import { eventFrameSource } from '../frames.ts';
 import { catchupEndpoints } from './present.ts';
 import { statusNow } from './status.ts';
 import { liveEvents, type EventRow, type EventStatus } from './tables.ts';
@@ -67,5 +68,14 @@ export const eventPlayables: PlayableKind = {
       .from(liveEvents)
       .where(and(eq(liveEvents.tenantId, tenantId), eq(liveEvents.id, id)));
     return row ? toPlayable(ctx, row) : undefined;
+  },
+  /** Its catch-up: frames of what the channel played from `start`, taken again while it runs. */
+  async frameSource(ctx, tenantId, id) {
+    if (!ID.test(id)) return undefined;
+    const [row] = await ctx.db
+      .select(withStatus)
+      .from(liveEvents)
+      .where(and(eq(liveEvents.tenantId, tenantId), eq(liveEvents.id, id)));
+    return row && eventFrameSource(ctx, row);
   },
 };

@@ -95,7 +95,8 @@ export const vodPlayables: PlayableKind = {
     if (!asset) return undefined;
     for (const src of asset.sources) {
       const file = await findFile(ctx.db, tenantId, src.fileId);
-      if (file?.status === 'Completed' && (await ctx.store.head(file.fileKey))) return ctx.store.readableLocation(file.fileKey);
+      if (file?.status === 'Completed' && (await ctx.store.head(file.fileKey)))
+        return { location: await ctx.store.readableLocation(file.fileKey), final: true };
     }
     const outputs = await ctx.db
       .select()
@@ -103,7 +104,7 @@ export const vodPlayables: PlayableKind = {
       .where(and(eq(vodOutputs.tenantId, tenantId), eq(vodOutputs.assetId, asset.id), eq(vodOutputs.status, 'Available')));
     for (const o of outputs) {
       const manifest = o.endpoints[0]?.manifest;
-      if (manifest) return ctx.store.readableLocation(outputPrefix(tenantId, asset.id, o.id) + manifest);
+      if (manifest) return { location: await ctx.store.readableLocation(outputPrefix(tenantId, asset.id, o.id) + manifest), final: true };
     }
     return undefined;
   },
