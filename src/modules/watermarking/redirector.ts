@@ -1,9 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { FORENSIC_TRACKS } from '../../media/live/index.ts';
 import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { channelPrefix } from '../live/urls.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingSessions } from './tables.ts';
 import { verifyRedirectorToken } from './token.ts';
@@ -15,6 +17,8 @@ interface Playable {
   height: number;
   videoBitrateKbps: number;
   userNumberBits: number;
+  /** A live channel's asset: the channel's output prefix, where its pipeline publishes `wmA` and `wmB`. */
+  channelPrefix?: string;
 }
 const playable = new Map<string, Playable>();
 const PLAYABLE_CACHE_MAX = 1000;
@@ -49,6 +53,7 @@ export async function resolveSession(ctx: PlatformContext, token: string) {
       height: row.height ?? 0,
       videoBitrateKbps: row.videoBitrateKbps ?? 0,
       userNumberBits: row.userNumberBits,
+      channelPrefix: row.channelId ? channelPrefix(claims.tenantId, row.channelId) : undefined,
     };
     if (playable.size >= PLAYABLE_CACHE_MAX) playable.delete(playable.keys().next().value!);
     playable.set(session.assetId, asset);
@@ -77,9 +82,42 @@ export function mediaPlaylist(a: Playable): string {
   ].join('\n');
 }
 
+/** Low-latency lines name variant A's parts directly: the redirector's playlist is of whole segments only. */
+const PART_TAGS = /^#EXT-X-(PART|PART-INF|PRELOAD-HINT|SERVER-CONTROL|SKIP|RENDITION-REPORT)\b/;
+
+/**
+ * A live channel's media playlist for one viewer: the channel's own playlist of variant A (its window, its media
+ * sequence numbers, discontinuities, program date-times), every segment through the redirector, which picks A or B
+ * per media sequence number as for VOD. The init segment is variant A's (both variants come from one encoder with
+ * the same settings, so their init segments are the same), as a short-lived signed URL; the playlist is fetched
+ * again every target duration, so the URL is always fresh.
+ */
+export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
+  const key = `${prefix}${FORENSIC_TRACKS[0]}.m3u8`;
+  if (!(await ctx.store.head(key))) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
+  const chunks: Buffer[] = [];
+  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    if (PART_TAGS.test(line)) continue;
+    const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
+    const segment = new RegExp(`^${FORENSIC_TRACKS[0]}/([0-9]+)\\.m4s$`).exec(line);
+    if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
+    else if (segment) out.push(`segments/${segment[1]}.m4s`);
+    else out.push(line);
+  }
+  return out.join('\n');
+}
+
 /** Where segment `index` of this viewer lives: variant A or B as the code word of the user number says. */
 export async function segmentLocation(ctx: PlatformContext, token: string, index: number): Promise<string> {
   const s = await resolveSession(ctx, token);
+  if (s.asset.channelPrefix) {
+    // Live: the media sequence number spells the code, as the segment index does for VOD.
+    const word = codeWord(s.userNumber, s.asset.userNumberBits);
+    return ctx.store.presignGet(`${s.asset.channelPrefix}${FORENSIC_TRACKS[word[index % word.length]]}/${index}.m4s`, SEGMENT_URL_TTL_S);
+  }
   if (!Number.isInteger(index) || index < 0 || index >= s.asset.segmentDurations.length) {
     throw new ApiError(404, 'segment_not_found', `The asset has ${s.asset.segmentDurations.length} segments; there is no segment ${index}`);
   }
