@@ -58,7 +58,7 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     await p?.stop();
   });
 
-  it("lists the channel as a watermarking asset, plays a viewer's growing playlist, and names the viewer from a 360p re-encode", async () => {
+  it("lists the channel as a watermarking asset, plays a viewer's growing playlist, names the viewer from a 360p re-encode, and stops at a revoke", async () => {
     const list = await t.json('GET', '/watermarking/v1/assets');
     expect(list.body.items).toHaveLength(1);
     const asset = list.body.items[0];
@@ -126,5 +126,9 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     ]);
     const found = await detect(t, pirated);
     expect(found.file.detection).toMatchObject({ status: 'Detected', assetId: asset.id, userNumber: 9, userName: 'Ada', sessionId: token.body.sessionId });
+    // A revoke stops the live playlist at once (on PGlite the redirector keeps a session read a moment: the revoke drops it).
+    expect((await t.fetch(media)).status).toBe(200);
+    await t.json('POST', `/watermarking/v1/sessions/${token.body.sessionId}/revoke`);
+    expect((await t.fetch(media)).status).toBe(403);
   }, 120_000);
 });

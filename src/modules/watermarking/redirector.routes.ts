@@ -64,7 +64,7 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       },
     },
     async (req, reply) => {
-      const location = await segmentLocation(ctx, req.params.token, Number.parseInt(req.params.segment, 10));
+      const location = await segmentLocation(ctx, req.params.token, req.params.segment);
       return reply.headers(CORS).redirect(location, 302);
     },
   );

@@ -25,6 +25,37 @@ const PLAYABLE_CACHE_MAX = 1000;
 /** Variant segment URLs are used by the player at once; a short life keeps a leaked one from being shared for long. */
 const SEGMENT_URL_TTL_S = 300;
 
+/**
+ * PGlite only: the database belongs to this one process, so every revoke passes through `forgetSession` here and a
+ * session read may be kept a moment (PGlite answers one query at a time: a read per request halved the redirector's
+ * throughput). PostgreSQL, which other processes share, is read on every request.
+ */
+const sessions = new Map<string, { row: SessionFacts | undefined; until: number }>();
+const SESSION_CACHE_MS = 1000;
+const SESSION_CACHE_MAX = 10_000;
+interface SessionFacts {
+  assetId: string;
+  userNumber: number;
+  revoked: boolean;
+}
+
+/** A revoke or unrevoke in this process: the next request reads the session again. */
+export const forgetSession = (id: string): void => void sessions.delete(id);
+
+async function sessionOf(ctx: PlatformContext, tenantId: string, id: string): Promise<SessionFacts | undefined> {
+  const cached = ctx.database.kind === 'pglite' ? sessions.get(id) : undefined;
+  if (cached && cached.until > Date.now()) return cached.row;
+  const [row] = await ctx.db
+    .select({ assetId: watermarkingSessions.assetId, userNumber: watermarkingSessions.userNumber, revoked: watermarkingSessions.revoked })
+    .from(watermarkingSessions)
+    .where(and(eq(watermarkingSessions.tenantId, tenantId), eq(watermarkingSessions.id, id)));
+  if (ctx.database.kind === 'pglite') {
+    if (sessions.size >= SESSION_CACHE_MAX) sessions.delete(sessions.keys().next().value!);
+    sessions.set(id, { row, until: Date.now() + SESSION_CACHE_MS });
+  }
+  return row;
+}
+
 const gone = () => new ApiError(404, 'watermarking_asset_not_found', 'The asset of this token is no longer available');
 
 /**
@@ -34,10 +65,7 @@ const gone = () => new ApiError(404, 'watermarking_asset_not_found', 'The asset 
 export async function resolveSession(ctx: PlatformContext, token: string) {
   const claims = await verifyRedirectorToken(ctx, token);
   if (!isUuid(claims.sessionId) || !isUuid(claims.tenantId)) throw new ApiError(401, 'redirector_token_invalid', 'The redirector token is not valid');
-  const [session] = await ctx.db
-    .select({ assetId: watermarkingSessions.assetId, userNumber: watermarkingSessions.userNumber, revoked: watermarkingSessions.revoked })
-    .from(watermarkingSessions)
-    .where(and(eq(watermarkingSessions.tenantId, claims.tenantId), eq(watermarkingSessions.id, claims.sessionId)));
+  const session = await sessionOf(ctx, claims.tenantId, claims.sessionId);
   if (!session) throw new ApiError(401, 'redirector_token_invalid', 'The redirector token names a session that no longer exists');
   if (session.revoked) throw new ApiError(403, 'watermarking_session_revoked', 'This playback session has been revoked');
   let asset = playable.get(session.assetId);
@@ -110,9 +138,12 @@ export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): P
   return out.join('\n');
 }
 
-/** Where segment `index` of this viewer lives: variant A or B as the code word of the user number says. */
-export async function segmentLocation(ctx: PlatformContext, token: string, index: number): Promise<string> {
+/** Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` (live) of this viewer lives: variant A or B as the code word of the user number says. */
+export async function segmentLocation(ctx: PlatformContext, token: string, segment: string): Promise<string> {
   const s = await resolveSession(ctx, token);
+  const index = Number.parseInt(segment, 10);
+  // VOD segments are MPEG-TS, a channel's CMAF: the other kind is no segment of this asset.
+  if (segment.endsWith('.m4s') !== !!s.asset.channelPrefix) throw new ApiError(404, 'segment_not_found', `The asset has no segment ${segment}`);
   if (s.asset.channelPrefix) {
     // Live: the media sequence number spells the code, as the segment index does for VOD.
     const word = codeWord(s.userNumber, s.asset.userNumberBits);

@@ -88,7 +88,7 @@ export const SessionList = Paged(Session);
 export const RedirectorParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 2048 }) });
 export const SegmentParams = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 2048 }),
-  segment: Type.String({ pattern: '^[0-9]{1,10}\\.(ts|m4s)$', description: '<index>.ts (VOD), <media sequence number>.m4s (live)' }),
+  segment: Type.String({ pattern: '^([0-9]{1,7}\\.ts|[0-9]{1,10}\\.m4s)$', description: '<index>.ts (VOD), <media sequence number>.m4s (live)' }),
 });
 
 // --- files and detection --------------------------------------------------------------------------------------------
