@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ffmpegPath } from '../src/media/ffmpeg.ts';
+import { readDecodeTime } from '../src/media/live/mp4.ts';
+import { parseBoxes, path } from '../src/media/mp4boxes.ts';
 import { play } from './helpers/browser.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { spokenClip } from './helpers/speech.ts';
@@ -13,8 +15,8 @@ import { startLivePlayback } from './helpers/live.ts';
 
 /**
  * Live captions end to end: a spoken clip (espeak-ng) pushed over RTMP to a channel with `aiLiveCaptioningLanguageCode`,
- * recognized by pocketsphinx, served as WebVTT in the HLS output (a SUBTITLES rendition) and the DASH output (a text
- * AdaptationSet), and shown by hls.js in headless Chromium. The captions' lag behind the video is measured and printed.
+ * recognized by pocketsphinx, served as WebVTT in the HLS output (a SUBTITLES rendition) and as wvtt in fragmented MP4
+ * in the DASH output (a text AdaptationSet), and shown by hls.js and dash.js in headless Chromium. The captions' lag behind the video is measured and printed.
  */
 /** Words of the clip; the recognizer is imperfect, so a few of them are enough. */
 const SPOKEN_WORDS = ['hello', 'world', 'this', 'is', 'test', 'live', 'captions'];
@@ -35,6 +37,46 @@ function pushLoop(clip: string, url: string): { stop(): Promise<void> } {
       await exited;
     },
   };
+}
+
+/**
+ * The DASH captions of the WebVTT segments with cues (`cued`): a wvtt init segment, and media segments whose decode
+ * time is the WebVTT segment's start and the audio segment's of the same number (one timeline), with the same texts.
+ */
+async function expectWvtt(cued: Map<number, string>, p: TestPlatform, url: (file: string) => string, mpd: string) {
+  const bytes = async (u: string) => {
+    const res = await p.fetch(u);
+    return res.status === 200 ? Buffer.from(await res.arrayBuffer()) : undefined;
+  };
+  const init = parseBoxes((await bytes(url('captions/init.mp4')))!);
+  const moov = init.find((b) => b.type === 'moov');
+  expect(path(moov, 'trak', 'mdia', 'hdlr')!.data.toString('latin1', 8, 12)).toBe('text');
+  expect(path(moov, 'trak', 'mdia', 'mdhd')!.data.readUInt32BE(12)).toBe(1000);
+  const entry = path(moov, 'trak', 'mdia', 'minf', 'stbl', 'stsd')!.children![0]!;
+  expect(entry.type).toBe('wvtt');
+  // After the SampleEntry's 8 bytes: the WebVTT configuration, the file header.
+  expect(parseBoxes(entry.data, 8).map((b) => [b.type, b.data.toString('utf8')])).toEqual([['vttC', 'WEBVTT']]);
+  const audioTimescale = Number(/<Representation id="audio"[^]*?timescale="(\d+)"/.exec(mpd)![1]);
+  let checked = 0;
+  for (const [n, vtt] of cued) {
+    const [segment, audio] = await Promise.all([bytes(url(`captions/${n}.m4s`)), bytes(url(`audio/${n}.m4s`))]);
+    if (!segment || !audio) continue; // gone from the window already
+    const boxes = parseBoxes(segment);
+    const decodeTime = Number(path(boxes[0], 'traf', 'tfdt')!.data.readBigUInt64BE(4));
+    const local = /LOCAL:(\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(vtt)!.slice(1).map(Number);
+    expect(decodeTime).toBe(((local[0]! * 60 + local[1]!) * 60 + local[2]!) * 1000 + local[3]!);
+    expect(Math.abs(decodeTime / 1000 - readDecodeTime(audio) / audioTimescale)).toBeLessThan(0.001);
+    // Every cue text of the WebVTT segment is a `payl` of a `vttc` sample in the wvtt one.
+    const mdat = boxes.find((b) => b.type === 'mdat')!.data;
+    const texts = new Set(
+      parseBoxes(mdat)
+        .flatMap((b) => (b.type === 'vttc' ? parseBoxes(b.data) : []))
+        .map((b) => b.data.toString('utf8')),
+    );
+    expect(texts).toEqual(new Set([...vtt.matchAll(/-->.*\n(.+)\n/g)].map((m) => m[1]!)));
+    checked++;
+  }
+  expect(checked).toBeGreaterThan(0);
 }
 
 const sequences = (playlist: string) => [...playlist.matchAll(/^(?:audio|captions)\/(\d+)\.(?:m4s|vtt)$/gm)].map((m) => Number(m[1]));
@@ -60,7 +102,7 @@ describeOnDb('pglite', 'Live captions', (kind) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('captions a spoken clip in WebVTT, in HLS and DASH, and hls.js shows the cues', async () => {
+  it('captions a spoken clip in WebVTT (HLS) and wvtt (DASH), and hls.js and dash.js show the cues', async () => {
     const clip = spokenClip(dir);
     const created = await t.json('POST', '/live/v1/channels', {
       name: 'captions',
@@ -126,8 +168,11 @@ describeOnDb('pglite', 'Live captions', (kind) => {
     const playlist = await text(url('captions.m3u8'));
     expect(playlist).toMatch(/#EXT-X-PROGRAM-DATE-TIME:.*\n#EXTINF:[\d.]+,\ncaptions\/\d+\.vtt/);
     const mpd = await text(dash);
-    expect(mpd).toMatch(/<AdaptationSet contentType="text" mimeType="text\/vtt" lang="en-US">/);
-    expect(mpd).toMatch(/media="captions\/\$Number\$\.vtt"/);
+    expect(mpd).toMatch(/<AdaptationSet contentType="text" mimeType="application\/mp4" codecs="wvtt" lang="en-US">/);
+    expect(mpd).toMatch(/initialization="captions\/init\.mp4" media="captions\/\$Number\$\.m4s"/);
+    // dash.js plays as far behind the edge as hls.js (HOLD-BACK above), for the captions to be out in time.
+    expect(mpd).toContain('suggestedPresentationDelay="PT12S"');
+    await expectWvtt(cued, p, url, mpd);
 
     // hls.js shows the subtitle track and its cues.
     const played = await play(browser, page.url, hls, { seconds: 6 });
@@ -146,11 +191,27 @@ describeOnDb('pglite', 'Live captions', (kind) => {
     const span = [Math.min(...played.times.filter((x) => x > 0)), Math.max(...played.times)];
     expect(played.cues.some((c) => c.end > span[0]! - 30 && c.start < span[1]! + 30)).toBe(true);
 
-    // dash.js lists the text track and plays the video with it; it shows no cues of segmented text/vtt (docs/decisions/live.md).
-    const dashPlayed = await play(browser, page.url, dash, { player: 'dash', seconds: 3 });
+    // dash.js shows the cues of the wvtt segments, on the video's timeline too. It starts at a cue (a busy machine
+    // leaves stretches without captions): the latest in the window that is at least its 12 s delay (+ 2 s) behind the edge,
+    // since dash.js starts no nearer (1 s segments: sequence numbers count seconds).
+    await watch();
+    const audioListed = sequences(await text(url('audio.m3u8')));
+    const latest = Math.max(...[...cued.keys()].filter((n) => n <= audioListed.at(-1)! - 14 && n >= audioListed[0]! + 2));
+    expect(latest, `a cued segment in the window: ${[...cued.keys()]} of ${audioListed[0]}..${audioListed.at(-1)}`).toBeGreaterThan(0);
+    const cueStart = /^(\d\d):(\d\d):(\d\d\.\d{3}) -->/m.exec(cued.get(latest)!)!.slice(1).map(Number);
+    const startTime = (cueStart[0]! * 60 + cueStart[1]!) * 60 + cueStart[2]! - 1;
+    const dashPlayed = await play(browser, page.url, dash, { player: 'dash', seconds: 4, startTime });
     expect(dashPlayed.error).toBeUndefined();
     expect(dashPlayed.textTracks).toEqual(['en-US']);
     expect(dashPlayed.times.at(-1)!).toBeGreaterThan(dashPlayed.times[0]!);
+    expect(dashPlayed.cues.length, JSON.stringify(dashPlayed)).toBeGreaterThan(0);
+    // That cue, at its time: text and timeline are the WebVTT's (the player cuts it at segment boundaries, then joins).
+    const [, cueEnd, cueText] = /^[\d:.]+ --> ([\d:.]+)\n(.+)\n/m.exec(cued.get(latest)!)!;
+    const end = cueEnd!
+      .split(':')
+      .map(Number)
+      .reduce((a, x) => a * 60 + x, 0);
+    expect(dashPlayed.cues.some((c) => c.text === cueText && c.start < end && c.end > startTime + 1)).toBe(true);
 
     const lags = [...seenCaptions].filter(([n]) => seenAudio.has(n) && cued.has(n)).map(([n, at]) => (at - seenAudio.get(n)!) / 1000);
     lags.sort((a, b) => a - b);

@@ -117,6 +117,7 @@ export async function play(
     seconds = 2.5,
     height,
     drmToken,
+    startTime,
   }: {
     player?: 'hls' | 'dash';
     seconds?: number;
@@ -124,13 +125,15 @@ export async function play(
     height?: number;
     /** Encrypted outputs: the DRM token sent (Authorization: Bearer) with key and license requests; '' sends none. */
     drmToken?: string;
+    /** dash.js: where to start (presentation time in seconds; live: within the window, never nearer the edge). */
+    startTime?: number;
   } = {},
 ): Promise<Playback> {
   const page = await browser.newPage();
   try {
     await page.goto(pageUrl);
     return await page.evaluate(
-      async ({ url, player, seconds, height, drmToken }) => {
+      async ({ url, player, seconds, height, drmToken, startTime }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
@@ -173,7 +176,7 @@ export async function play(
             const text = dash.getTracksFor('text');
             if (text.length > 0) dash.setCurrentTrack(text[0]);
           });
-          dash.initialize(video, url, true);
+          dash.initialize(video, url, true, startTime ?? NaN);
           tracks = () => ({
             audio: dash.getTracksFor('audio').map((t: any) => t.lang),
             text: dash.getTracksFor('text').map((t: any) => t.lang),
@@ -204,7 +207,7 @@ export async function play(
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
         return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
       },
-      { url, player, seconds, height, drmToken },
+      { url, player, seconds, height, drmToken, startTime },
     );
   } finally {
     await page.close();

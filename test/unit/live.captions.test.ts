@@ -4,6 +4,8 @@ import { masterTracks, withoutCaptions } from '../../src/media/live/rangePlaylis
 import { parseWordTimes } from '../../src/media/live/recognizer.ts';
 import { SpeechWindows } from '../../src/media/live/speechWindows.ts';
 import { cuesOf, subtitlePlaylist, webvttSegment } from '../../src/media/live/subtitles.ts';
+import { wvttSamples, wvttSegment } from '../../src/media/live/wvtt.ts';
+import { boxSize, parseBoxes, path } from '../../src/media/mp4boxes.ts';
 
 /** 16 kHz mono s16le: `seconds` of a loud tone, or of silence. */
 const tone = (seconds: number) => {
@@ -87,5 +89,33 @@ describe('live captions', () => {
     expect(flushed[0]!.start).toBeCloseTo(2.3, 1);
     expect(flushed[0]!.speech).toBe(true);
     expect(flushed.at(-1)).toMatchObject({ start: 10, speech: false });
+  });
+
+  it('cuts a wvtt segment into samples at the cue times, cues over its boundaries clipped, and writes moof and mdat', () => {
+    const seg = { sequence: 7, start: 14, duration: 2, run: 1, discontinuity: 0, period: 1 };
+    const cues = [
+      { start: 13, end: 14.5, text: 'over <the> boundary' },
+      { start: 15, end: 15.5, text: 'inside' },
+      { start: 15.2, end: 17, text: 'next segment' },
+    ];
+    expect(wvttSamples(seg, cues)).toEqual([
+      { duration: 500, cues: ['over <the> boundary'] },
+      { duration: 500, cues: [] },
+      { duration: 200, cues: ['inside'] },
+      { duration: 300, cues: ['inside', 'next segment'] },
+      { duration: 500, cues: ['next segment'] },
+    ]);
+    const [moof, mdat] = parseBoxes(wvttSegment(seg, cues));
+    expect(path(moof, 'mfhd')!.data.readUInt32BE(4)).toBe(7);
+    expect(path(moof, 'traf', 'tfdt')!.data.readBigUInt64BE(4)).toBe(14_000n);
+    const trun = path(moof, 'traf', 'trun')!.data;
+    // Sample count 5; the data offset points past the moof and the mdat header, at the first sample.
+    expect(trun.readUInt32BE(4)).toBe(5);
+    expect(trun.readUInt32BE(8)).toBe(boxSize(moof!) + 8);
+    const samples = parseBoxes(mdat!.data);
+    expect(samples.map((b) => b.type)).toEqual(['vttc', 'vtte', 'vttc', 'vttc', 'vttc', 'vttc']);
+    expect(samples.filter((b) => b.type === 'vttc').map((b) => parseBoxes(b.data).map((p) => [p.type, p.data.toString()]))[0]).toEqual([
+      ['payl', 'over &lt;the&gt; boundary'],
+    ]);
   });
 });

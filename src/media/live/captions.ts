@@ -6,6 +6,7 @@ import type { CaptionModel } from './captionModels.ts';
 import { PCM_RATE, recognize, type Word } from './recognizer.ts';
 import { SpeechWindows, pcmSeconds, type SpeechWindow } from './speechWindows.ts';
 import { cuesOf, SUBTITLE_PLAYLIST, subtitleKey, subtitlePlaylist, webvttSegment, type Cue, type SubtitleSegment, type SubtitleTrack } from './subtitles.ts';
+import { WVTT_INIT, wvttInit, wvttKey, wvttSegment } from './wvtt.ts';
 
 export interface CaptionerOptions {
   model: CaptionModel;
@@ -39,13 +40,14 @@ const RECOGNIZE_ATTEMPTS = 3;
 const MAX_BACKLOG = 8;
 const VTT = 'text/vtt';
 const HLS = 'application/vnd.apple.mpegurl';
+const MP4 = 'application/mp4';
 
 /**
  * A channel's live captions. Each published audio segment is decoded (ffmpeg, 16 kHz mono), cut into windows at its
  * pauses, and each window with speech recognized by pocketsphinx in a process of its own; the words become cues, and a
- * WebVTT segment of the same span and sequence number as the audio segment is published once everything up to its end
- * is recognized. All of it runs beside the pipeline, never in its way: the packager only hands segments over, and a
- * failing or slow recognizer costs captions, never video.
+ * WebVTT segment of the same span and sequence number as the audio segment is published (again as wvtt in fragmented
+ * MP4, for DASH players) once everything up to its end is recognized. All of it runs beside the pipeline, never in its
+ * way: the packager only hands segments over, and a failing or slow recognizer costs captions, never video.
  */
 export class LiveCaptioner implements SubtitleTrack {
   readonly language: string;
@@ -63,6 +65,7 @@ export class LiveCaptioner implements SubtitleTrack {
   /** Wall-clock ms at which each segment's audio was handed over, to report the captions' lag. */
   private readonly handedAt = new Map<number, number>();
   private lastLagMs: number | undefined;
+  private initPublished = false;
 
   constructor(private readonly o: CaptionerOptions) {
     this.language = o.model.code;
@@ -183,12 +186,18 @@ export class LiveCaptioner implements SubtitleTrack {
     }
   }
 
-  /** Publishes the WebVTT segments whose whole span is recognized, then the playlist; forgets what has expired. */
+  /** Publishes the WebVTT (and wvtt) segments whose whole span is recognized, then the playlist; forgets what has expired. */
   private async publishReady(): Promise<void> {
     let changed = false;
     // A millisecond of slack: segment spans and decoded sample counts round differently.
     while (this.waiting[0] && this.waiting[0].start + this.waiting[0].duration <= this.recognizedUntil + 0.001) {
       const s = this.waiting.shift()!;
+      if (!this.initPublished) {
+        await this.o.publish(WVTT_INIT, wvttInit(), MP4);
+        this.initPublished = true;
+      }
+      // The same cues twice: WebVTT for HLS, wvtt in fragmented MP4 for DASH (wvtt.ts); the MPD names the latter.
+      await this.o.publish(wvttKey(s.sequence), wvttSegment(s, this.cues), MP4);
       await this.o.publish(subtitleKey(s.sequence), Buffer.from(webvttSegment(s, this.cues)), VTT);
       this.published.push(s);
       const handed = this.handedAt.get(s.sequence);
@@ -205,7 +214,9 @@ export class LiveCaptioner implements SubtitleTrack {
     while (cut < this.published.length - windowSegments && this.published[cut]!.start + this.published[cut]!.duration < horizon) cut++;
     if (cut > 0) {
       const dropped = this.published.splice(0, cut);
-      await this.o.remove(dropped.map((s) => subtitleKey(s.sequence))).catch((err) => this.o.log.warn({ err }, 'removing expired captions failed'));
+      await this.o
+        .remove(dropped.flatMap((s) => [subtitleKey(s.sequence), wvttKey(s.sequence)]))
+        .catch((err) => this.o.log.warn({ err }, 'removing expired captions failed'));
     }
     // Published WebVTT files never change: only cues that reach the segments still to come are kept.
     const next = this.waiting[0]?.start ?? last.start + last.duration;

@@ -2,7 +2,8 @@
  * The channel's manifests, rendered from the packager's segment lists. Pure functions: the packager decides what is
  * listed, these decide how it is written (HLS: RFC 8216; DASH: ISO/IEC 23009-1 dynamic, SegmentTimeline).
  */
-import { subtitleAdaptationSet, subtitleMedia, type SubtitleTrack } from './subtitles.ts';
+import { subtitleMedia, type SubtitleTrack } from './subtitles.ts';
+import { subtitleAdaptationSet } from './wvtt.ts';
 
 export interface PublishedSegment {
   sequence: number;
@@ -183,8 +184,10 @@ export interface MpdOptions {
   now: number; // ms
   /** Low-latency DASH: segments may be requested this long (a part) after they begin; the delivery streams them. */
   partSeconds?: number;
-  /** Live captions: a text AdaptationSet of their WebVTT segments in each Period. */
+  /** Live captions: a text AdaptationSet of their wvtt segments in each Period. */
   subtitles?: SubtitleTrack;
+  /** Seconds behind the live edge players should play (live captions: `captionHoldBack`); three segments otherwise. */
+  presentationDelay?: number;
 }
 
 /**
@@ -210,7 +213,7 @@ export function dashManifest(o: MpdOptions): string {
     `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011,http://dashif.org/guidelines/dash-if-simple" type="dynamic"` +
       ` availabilityStartTime="${new Date(o.availabilityStart).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
       ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" minBufferTime="${iso(o.segmentSeconds * 2)}"` +
-      ` timeShiftBufferDepth="${iso(windowSeconds)}" suggestedPresentationDelay="${iso(o.segmentSeconds * 3)}"` +
+      ` timeShiftBufferDepth="${iso(windowSeconds)}" suggestedPresentationDelay="${iso(Math.max(o.presentationDelay ?? 0, o.segmentSeconds * 3))}"` +
       ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
   ];
   if (o.partSeconds) {

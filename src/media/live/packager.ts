@@ -396,6 +396,8 @@ export class Packager {
         now: Date.now(),
         partSeconds,
         subtitles: this.o.subtitles,
+        // dash.js plays this far behind the edge (without low latency, whose ServiceDescription it prefers), as hls.js HOLD-BACK.
+        presentationDelay: this.o.subtitles ? captionHoldBack(segmentSeconds) : undefined,
       });
       await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
     }

@@ -1,6 +1,6 @@
 /**
  * Live captions as WebVTT: cues from recognized words, one WebVTT file per media segment (the same times, the same
- * sequence numbers, the same discontinuities), the HLS subtitle playlist over them and the DASH text AdaptationSet.
+ * sequence numbers, the same discontinuities) and the HLS subtitle playlist over them (DASH's are in wvtt.ts).
  * Pure functions, like manifests.ts.
  */
 import type { Word } from './recognizer.ts';
@@ -69,7 +69,7 @@ export function vttTime(seconds: number): string {
 }
 
 /** WebVTT cue text: the characters WebVTT reserves are escaped. */
-const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * The WebVTT file of one segment: every cue that overlaps it (a cue over a boundary is in both files with the same
@@ -123,21 +123,3 @@ export interface SubtitleTrack {
 /** The master playlist's rendition of the captions (its variants name the group `subs`). */
 export const subtitleMedia = (t: SubtitleTrack) =>
   `#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="${t.name.replace(/"/g, "'")}",LANGUAGE="${t.language}",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="${SUBTITLE_PLAYLIST}"`;
-
-/** The DASH text AdaptationSet of one Period: its WebVTT segments, on a millisecond timeline. */
-export function subtitleAdaptationSet(t: SubtitleTrack, segments: SubtitleSegment[], period: { id: number; start: number }): string[] {
-  const segs = segments.filter((s) => s.period === period.id);
-  if (segs.length === 0) return [];
-  return [
-    `    <AdaptationSet contentType="text" mimeType="text/vtt" lang="${t.language}">`,
-    '      <Role schemeIdUri="urn:mpeg:dash:role:2011" value="caption"/>',
-    '      <Representation id="captions" bandwidth="1000">',
-    `        <SegmentTemplate timescale="1000" presentationTimeOffset="${Math.round(period.start * 1000)}" media="captions/$Number$.vtt" startNumber="${segs[0]!.sequence}">`,
-    '          <SegmentTimeline>',
-    ...segs.map((s) => `            <S t="${Math.round(s.start * 1000)}" d="${Math.round(s.duration * 1000)}"/>`),
-    '          </SegmentTimeline>',
-    '        </SegmentTemplate>',
-    '      </Representation>',
-    '    </AdaptationSet>',
-  ];
-}
