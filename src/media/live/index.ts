@@ -8,11 +8,13 @@ export type {
   LivePipelineOptions,
   LivePipelineStats,
   LiveRendition,
+  LiveWatermark,
   RtmpIngest,
   RtmpIngestOptions,
 } from './types.ts';
 export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
+export { FORENSIC_TRACKS } from './args.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';
 export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';

@@ -48,6 +48,11 @@ export interface Track {
   timescale?: number;
   segments: PublishedSegment[];
   open?: OpenSegment;
+  /**
+   * A forensic watermark variant (`wmA`, `wmB`): published with its own media playlist for the watermarking
+   * redirector, never named in the master playlist or the MPD.
+   */
+  forensic?: boolean;
 }
 
 export interface Period {
@@ -76,7 +81,7 @@ const PART_HOLD_BACK = 3;
 
 export function masterPlaylist(tracks: Track[], subtitles?: SubtitleTrack): string {
   const audio = tracks.find((t) => t.kind === 'audio');
-  const video = tracks.filter((t) => t.kind === 'video');
+  const video = tracks.filter((t) => t.kind === 'video' && !t.forensic);
   const lines = ['#EXTM3U', '#EXT-X-VERSION:7', '#EXT-X-INDEPENDENT-SEGMENTS'];
   if (subtitles) lines.push(subtitleMedia(subtitles));
   const subs = subtitles ? ',SUBTITLES="subs"' : '';
@@ -219,7 +224,7 @@ export function dashManifest(o: MpdOptions): string {
   for (const p of periods) {
     out.push(`  <Period id="p${p.id}" start="${iso(p.start)}">`);
     for (const kind of ['video', 'audio'] as const) {
-      const tracks = o.tracks.filter((t) => t.kind === kind && (listed.get(t.name) ?? []).some((s) => s.period === p.id));
+      const tracks = o.tracks.filter((t) => t.kind === kind && !t.forensic && (listed.get(t.name) ?? []).some((s) => s.period === p.id));
       if (tracks.length === 0) continue;
       out.push(
         kind === 'video'

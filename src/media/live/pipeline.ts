@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
-import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
+import { AUDIO_TRACK, audioBandwidth, FORENSIC_TRACKS, forensicArgs, forensicTracks, runArgs, type ForensicArgs, type RunSource } from './args.ts';
 import { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
 import { DASH_DRM_PREFIX, HLS_DRM_PREFIX, protectedPublisher } from './protect.ts';
@@ -83,8 +83,10 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
           frameRate: r.frameRate,
           bandwidth: r.videoBitrate,
         }))),
+    ...(o.watermark && !o.audioOnly ? forensicTracks(o.watermark) : []),
     { name: AUDIO_TRACK, kind: 'audio' as const, bandwidth: audioBandwidth },
   ];
+  let forensic: ForensicArgs | undefined;
 
   /** The current input turned out to have no audio track (an encoder that sends video only). */
   let inputSilent = false;
@@ -145,6 +147,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         offset,
         dir,
         partSeconds: o.partSeconds,
+        forensic,
       });
       const redact: Record<string, string> = { [o.workDir]: '<output>' };
       if (source.kind === 'live') redact[source.url] = '<input>';
@@ -279,6 +282,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       started = true;
       await rm(o.workDir, { recursive: true, force: true });
       await mkdir(o.workDir, { recursive: true });
+      if (o.watermark && !o.audioOnly) forensic = await forensicArgs(o.watermark, o.workDir);
       const resume = await loadCheckpoint();
       availabilityStart = resume?.availabilityStart ?? Date.now() - ORIGIN_LEAD_S * 1000;
       const output = o.protection ? protectedPublisher(o.protection, o.publish, o.remove, log) : undefined;
@@ -317,6 +321,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         subtitles: captioner,
         onSegment: (rendition, s, info) => {
           if (rendition === AUDIO_TRACK) captioner?.addAudio({ ...s, timescale: info.timescale, init: info.init, body: info.body });
+          // The forensic variants are the redirector's: the channel's events, timeline and recordings know the ladder only.
+          if ((FORENSIC_TRACKS as readonly string[]).includes(rendition)) return;
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.

@@ -93,6 +93,21 @@ export interface LivePipelineOptions {
   captions?: CaptionModel;
   /** DRM endpoints: each segment is also published encrypted under their prefixes (`protect.ts`). Not with `partSeconds`. */
   protection?: LiveProtection;
+  /**
+   * A/B forensic watermarking (`isWatermarkProtected`): every run also encodes two marked variants of one rendition
+   * (tracks `wmA` and `wmB`, same segments, same sequence numbers), published with their own media playlists but in
+   * no master playlist or MPD; the watermarking redirector hands each viewer A or B per segment.
+   */
+  watermark?: LiveWatermark;
+}
+export interface LiveWatermark {
+  /** Chooses the pattern (the watermarking asset's id: detection rebuilds the same pattern from it). */
+  seed: string;
+  strength: number;
+  width: number;
+  height: number;
+  videoBitrate: number;
+  frameRate: number;
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }

@@ -9,6 +9,8 @@ export interface MarkReference {
   /** Variant A minus the unmarked picture, per grid cell (zero mean). */
   signature: readonly number[];
   segmentDurations: readonly number[];
+  /** Each segment's start on the reference's timeline (seconds); default: one after the other from 0. */
+  segmentStarts?: readonly number[];
 }
 
 /** A suspect matches an asset's pictures when their shapes correlate at least this well (1 = identical). */
@@ -146,6 +148,7 @@ export function segmentVotes(suspect: Buffer, ref: MarkReference, place: Int32Ar
     starts.push(t);
     t += d;
   }
+  if (ref.segmentStarts) starts.splice(0, starts.length, ...ref.segmentStarts);
   const sig = ref.signature;
   let energy = 0;
   for (const v of sig) energy += v * v;

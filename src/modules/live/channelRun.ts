@@ -6,6 +6,7 @@ import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
 import { captionModel, type CaptionModel } from '../../media/live/index.ts';
+import { channelWatermark } from '../watermarking/channels.ts';
 import { channelProtection } from './drm.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
@@ -117,11 +118,17 @@ export class ChannelRun {
     const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
     const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints);
+    const renditions = audioOnly ? [] : renditionsOf(this.row.qualities, vertical);
+    // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes the two marked variants.
+    const watermark = this.row.isWatermarkProtected
+      ? await channelWatermark(this.ctx, this.tenantId, this.id, this.row.name, renditions, config.live.segmentSeconds)
+      : undefined;
     if (this.halted) return;
     this.pipeline = media.createLivePipeline({
       channelId: this.id,
       workDir: join(this.workDir, 'pipeline'),
-      renditions: audioOnly ? [] : renditionsOf(this.row.qualities, vertical),
+      renditions,
+      watermark,
       audioOnly,
       segmentSeconds: config.live.segmentSeconds,
       windowSegments: config.live.windowSegments,

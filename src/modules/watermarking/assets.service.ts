@@ -55,6 +55,7 @@ export function presentAsset(a: PreparedAssetRow) {
     createDate: a.createDate,
     metadata: a.metadata,
     vodAssetId: a.vodAssetId,
+    channelId: a.channelId,
     status: a.status,
     progress: a.progress,
     errorMessage: a.errorMessage,

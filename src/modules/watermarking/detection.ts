@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
@@ -6,6 +7,7 @@ import { align, MIN_CONTENT_MATCH, placePictures, segmentVotes, type Alignment }
 import { readGrid } from '../../media/watermark/signature.ts';
 import { recordEvent } from '../../platform/events.ts';
 import type { DetectJob } from './jobs.ts';
+import { liveReference, type LiveReference } from './liveReference.ts';
 import { getSettings } from './settings.service.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingFiles, watermarkingSessions, type DetectionRow } from './tables.ts';
@@ -60,22 +62,33 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
     .where(and(eq(watermarkingAssets.tenantId, j.tenantId), eq(watermarkingAssets.status, 'Available')))
     .orderBy(desc(watermarkingAssets.createDate))
     .limit(MAX_CANDIDATES);
-  let best: { asset: (typeof candidates)[number]; reference: Buffer; at: Alignment } | undefined;
+  let best: { asset: (typeof candidates)[number]; reference: Buffer; live?: LiveReference; at: Alignment } | undefined;
   for (const asset of candidates) {
-    const reference = await readObject(ctx, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined);
+    const live = asset.channelId
+      ? await liveReference(ctx, j.tenantId, asset.channelId, join(ctx.config.dataDir, 'work', 'watermarking', `detect-${j.jobId}`))
+      : undefined;
+    const reference = live?.reference ?? (await readObject(ctx, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined));
     const at = reference && align(grid, reference);
-    if (reference && at && (!best || at.match > best.at.match)) best = { asset, reference, at };
+    if (reference && at && (!best || at.match > best.at.match)) best = { asset, reference, live, at };
   }
   const done = (d: Omit<DetectionRow, 'jobId' | 'progress'>) => write({ ...base, progress: 100, completionDate: new Date().toISOString(), ...d }, true);
   if (!best || best.at.match < MIN_CONTENT_MATCH) {
     return done({ status: 'NoMarkFound', message: 'The file shows none of the prepared assets', assetId: null, userNumber: null, userName: null });
   }
-  const { asset, reference, at } = best;
-  const votes = segmentVotes(
+  const { asset, reference, live, at } = best;
+  const segmentVotesOf = segmentVotes(
     grid,
-    { id: asset.id, reference, signature: asset.signature, segmentDurations: asset.segmentDurations },
+    {
+      id: asset.id,
+      reference,
+      signature: asset.signature,
+      segmentDurations: live?.segmentDurations ?? asset.segmentDurations,
+      segmentStarts: live?.segmentStarts,
+    },
     placePictures(grid, reference, at),
   );
+  // Live: a segment's bit is its media sequence number's place in the code word (a sparse array: the gaps vote nothing).
+  const votes = live ? segmentVotesOf.reduce<(number | undefined)[]>((v, vote, k) => ((v[live.sequences[k]] = vote), v), []) : segmentVotesOf;
   const decoded = decodeVotes(votes, asset.userNumberBits, settings.minConfidence);
   const confidence = Math.round(decoded.confidence * 1000) / 1000;
   if (decoded.userNumber === undefined) {

@@ -52,6 +52,7 @@ export async function runPrepare(ctx: PlatformContext, j: PrepareJob): Promise<v
       .catch(() => {});
   }, 1000);
   try {
+    if (!row.vodAssetId) throw new PermanentError('A live channel is marked by its own pipeline, not prepared');
     const vod = await getVodAsset(ctx.db, j.tenantId, row.vodAssetId).catch(() => {
       throw new PermanentError(`VOD asset ${row.vodAssetId} no longer exists`);
     });

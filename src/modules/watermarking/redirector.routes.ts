@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
-import { masterPlaylist, mediaPlaylist, resolveSession, segmentLocation } from './redirector.ts';
+import { liveMediaPlaylist, masterPlaylist, mediaPlaylist, resolveSession, segmentLocation } from './redirector.ts';
 import * as s from './schemas.ts';
 
 const CORS = { 'access-control-allow-origin': '*', 'cache-control': 'no-store' };
@@ -39,14 +39,16 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       schema: {
         tags,
         summary: 'Get redirector media playlist',
-        description: 'The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer.',
+        description:
+          "The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer; a live channel's playlist grows (its window).",
         params: s.RedirectorParams,
         response: text,
       },
     },
     async (req, reply) => {
       const { asset } = await resolveSession(ctx, req.params.token);
-      return reply.headers({ ...CORS, 'content-type': HLS }).send(mediaPlaylist(asset));
+      const playlist = asset.channelPrefix ? await liveMediaPlaylist(ctx, asset.channelPrefix) : mediaPlaylist(asset);
+      return reply.headers({ ...CORS, 'content-type': HLS }).send(playlist);
     },
   );
 
@@ -62,7 +64,7 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       },
     },
     async (req, reply) => {
-      const location = await segmentLocation(ctx, req.params.token, Number.parseInt(req.params.segment, 10));
+      const location = await segmentLocation(ctx, req.params.token, req.params.segment);
       return reply.headers(CORS).redirect(location, 302);
     },
   );

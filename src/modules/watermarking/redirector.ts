@@ -1,9 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { FORENSIC_TRACKS } from '../../media/live/index.ts';
 import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { channelPrefix } from '../live/urls.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingSessions } from './tables.ts';
 import { verifyRedirectorToken } from './token.ts';
@@ -15,11 +17,44 @@ interface Playable {
   height: number;
   videoBitrateKbps: number;
   userNumberBits: number;
+  /** A live channel's asset: the channel's output prefix, where its pipeline publishes `wmA` and `wmB`. */
+  channelPrefix?: string;
 }
 const playable = new Map<string, Playable>();
 const PLAYABLE_CACHE_MAX = 1000;
 /** Variant segment URLs are used by the player at once; a short life keeps a leaked one from being shared for long. */
 const SEGMENT_URL_TTL_S = 300;
+
+/**
+ * PGlite only: the database belongs to this one process, so every revoke passes through `forgetSession` here and a
+ * session read may be kept a moment (PGlite answers one query at a time: a read per request halved the redirector's
+ * throughput). PostgreSQL, which other processes share, is read on every request.
+ */
+const sessions = new Map<string, { row: SessionFacts | undefined; until: number }>();
+const SESSION_CACHE_MS = 1000;
+const SESSION_CACHE_MAX = 10_000;
+interface SessionFacts {
+  assetId: string;
+  userNumber: number;
+  revoked: boolean;
+}
+
+/** A revoke or unrevoke in this process: the next request reads the session again. */
+export const forgetSession = (id: string): void => void sessions.delete(id);
+
+async function sessionOf(ctx: PlatformContext, tenantId: string, id: string): Promise<SessionFacts | undefined> {
+  const cached = ctx.database.kind === 'pglite' ? sessions.get(id) : undefined;
+  if (cached && cached.until > Date.now()) return cached.row;
+  const [row] = await ctx.db
+    .select({ assetId: watermarkingSessions.assetId, userNumber: watermarkingSessions.userNumber, revoked: watermarkingSessions.revoked })
+    .from(watermarkingSessions)
+    .where(and(eq(watermarkingSessions.tenantId, tenantId), eq(watermarkingSessions.id, id)));
+  if (ctx.database.kind === 'pglite') {
+    if (sessions.size >= SESSION_CACHE_MAX) sessions.delete(sessions.keys().next().value!);
+    sessions.set(id, { row, until: Date.now() + SESSION_CACHE_MS });
+  }
+  return row;
+}
 
 const gone = () => new ApiError(404, 'watermarking_asset_not_found', 'The asset of this token is no longer available');
 
@@ -30,10 +65,7 @@ const gone = () => new ApiError(404, 'watermarking_asset_not_found', 'The asset 
 export async function resolveSession(ctx: PlatformContext, token: string) {
   const claims = await verifyRedirectorToken(ctx, token);
   if (!isUuid(claims.sessionId) || !isUuid(claims.tenantId)) throw new ApiError(401, 'redirector_token_invalid', 'The redirector token is not valid');
-  const [session] = await ctx.db
-    .select({ assetId: watermarkingSessions.assetId, userNumber: watermarkingSessions.userNumber, revoked: watermarkingSessions.revoked })
-    .from(watermarkingSessions)
-    .where(and(eq(watermarkingSessions.tenantId, claims.tenantId), eq(watermarkingSessions.id, claims.sessionId)));
+  const session = await sessionOf(ctx, claims.tenantId, claims.sessionId);
   if (!session) throw new ApiError(401, 'redirector_token_invalid', 'The redirector token names a session that no longer exists');
   if (session.revoked) throw new ApiError(403, 'watermarking_session_revoked', 'This playback session has been revoked');
   let asset = playable.get(session.assetId);
@@ -49,6 +81,7 @@ export async function resolveSession(ctx: PlatformContext, token: string) {
       height: row.height ?? 0,
       videoBitrateKbps: row.videoBitrateKbps ?? 0,
       userNumberBits: row.userNumberBits,
+      channelPrefix: row.channelId ? channelPrefix(claims.tenantId, row.channelId) : undefined,
     };
     if (playable.size >= PLAYABLE_CACHE_MAX) playable.delete(playable.keys().next().value!);
     playable.set(session.assetId, asset);
@@ -77,9 +110,45 @@ export function mediaPlaylist(a: Playable): string {
   ].join('\n');
 }
 
-/** Where segment `index` of this viewer lives: variant A or B as the code word of the user number says. */
-export async function segmentLocation(ctx: PlatformContext, token: string, index: number): Promise<string> {
+/** Low-latency lines name variant A's parts directly: the redirector's playlist is of whole segments only. */
+const PART_TAGS = /^#EXT-X-(PART|PART-INF|PRELOAD-HINT|SERVER-CONTROL|SKIP|RENDITION-REPORT)\b/;
+
+/**
+ * A live channel's media playlist for one viewer: the channel's own playlist of variant A (its window, its media
+ * sequence numbers, discontinuities, program date-times), every segment through the redirector, which picks A or B
+ * per media sequence number as for VOD. The init segment is variant A's (both variants come from one encoder with
+ * the same settings, so their init segments are the same), as a short-lived signed URL; the playlist is fetched
+ * again every target duration, so the URL is always fresh.
+ */
+export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
+  const key = `${prefix}${FORENSIC_TRACKS[0]}.m3u8`;
+  if (!(await ctx.store.head(key))) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
+  const chunks: Buffer[] = [];
+  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    if (PART_TAGS.test(line)) continue;
+    const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
+    const segment = new RegExp(`^${FORENSIC_TRACKS[0]}/([0-9]+)\\.m4s$`).exec(line);
+    if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
+    else if (segment) out.push(`segments/${segment[1]}.m4s`);
+    else out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` (live) of this viewer lives: variant A or B as the code word of the user number says. */
+export async function segmentLocation(ctx: PlatformContext, token: string, segment: string): Promise<string> {
   const s = await resolveSession(ctx, token);
+  const index = Number.parseInt(segment, 10);
+  // VOD segments are MPEG-TS, a channel's CMAF: the other kind is no segment of this asset.
+  if (segment.endsWith('.m4s') !== !!s.asset.channelPrefix) throw new ApiError(404, 'segment_not_found', `The asset has no segment ${segment}`);
+  if (s.asset.channelPrefix) {
+    // Live: the media sequence number spells the code, as the segment index does for VOD.
+    const word = codeWord(s.userNumber, s.asset.userNumberBits);
+    return ctx.store.presignGet(`${s.asset.channelPrefix}${FORENSIC_TRACKS[word[index % word.length]]}/${index}.m4s`, SEGMENT_URL_TTL_S);
+  }
   if (!Number.isInteger(index) || index < 0 || index >= s.asset.segmentDurations.length) {
     throw new ApiError(404, 'segment_not_found', `The asset has ${s.asset.segmentDurations.length} segments; there is no segment ${index}`);
   }

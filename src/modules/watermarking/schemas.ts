@@ -18,7 +18,8 @@ export const Asset = Type.Object({
   id: Type.String({ format: 'uuid' }),
   createDate: Timestamp,
   metadata: Metadata,
-  vodAssetId: Type.String(),
+  vodAssetId: Nullable(Type.String({ description: 'the VOD asset prepared; null for a live channel' })),
+  channelId: Nullable(Type.String({ description: 'the live channel with isWatermarkProtected this asset marks; null for a VOD asset' })),
   status: Type.String({ description: 'Pending, Processing, Available or Error' }),
   progress: Type.Integer({ description: 'percent of the preparation done' }),
   errorMessage: Nullable(Type.String()),
@@ -87,7 +88,7 @@ export const SessionList = Paged(Session);
 export const RedirectorParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 2048 }) });
 export const SegmentParams = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 2048 }),
-  segment: Type.String({ pattern: '^[0-9]{1,7}\\.ts$', description: '<index>.ts' }),
+  segment: Type.String({ pattern: '^([0-9]{1,7}\\.ts|[0-9]{1,10}\\.m4s)$', description: '<index>.ts (VOD), <media sequence number>.m4s (live)' }),
 });
 
 // --- files and detection --------------------------------------------------------------------------------------------

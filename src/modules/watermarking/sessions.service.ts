@@ -9,6 +9,7 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { assetNotFound, findPreparedAsset } from './assets.service.ts';
 import type * as s from './schemas.ts';
+import { forgetSession } from './redirector.ts';
 import { getSettings } from './settings.service.ts';
 import { watermarkingSessions } from './tables.ts';
 import { signRedirectorToken } from './token.ts';
@@ -84,7 +85,7 @@ export async function getSession(db: Queryable, tenantId: string, id: string) {
 }
 
 export async function setRevoked(ctx: PlatformContext, tenantId: string, id: string, revoked: boolean) {
-  return ctx.db.transaction(async (tx) => {
+  const session = await ctx.db.transaction(async (tx) => {
     const row = await sessionRow(tx, tenantId, id);
     if (row.revoked === revoked) return presentSession(row);
     const [updated] = await tx
@@ -95,6 +96,8 @@ export async function setRevoked(ctx: PlatformContext, tenantId: string, id: str
     await recordEvent(tx, tenantId, revoked ? 'watermarking.session.revoked' : 'watermarking.session.unrevoked', { id: row.id, assetId: row.assetId });
     return presentSession(updated);
   });
+  forgetSession(session.id);
+  return session;
 }
 
 const SORTS = {

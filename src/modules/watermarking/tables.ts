@@ -2,7 +2,10 @@ import { bigint, boolean, index, integer, jsonb, pgTable, real, text, uniqueInde
 import { createdAt, dateTime, modifiedAt } from '../../db/columns.ts';
 import { tenants } from '../../db/tenants.ts';
 
-/** A VOD asset prepared for A/B watermarking: its two variants, the reference the detector compares against. */
+/**
+ * A VOD asset prepared for A/B watermarking (its two variants, the reference the detector compares against), or a
+ * live channel with `isWatermarkProtected` (its pipeline encodes the two variants as it goes; `channelId` set).
+ */
 export const watermarkingAssets = pgTable(
   'watermarking_assets',
   {
@@ -10,7 +13,9 @@ export const watermarkingAssets = pgTable(
     tenantId: uuid('tenant_id')
       .notNull()
       .references(() => tenants.id, { onDelete: 'cascade' }),
-    vodAssetId: uuid('vod_asset_id').notNull(),
+    vodAssetId: uuid('vod_asset_id'),
+    /** One asset per watermarked channel, for the channel's whole life: sessions and tokens outlive its restarts. */
+    channelId: uuid('channel_id'),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
     status: text('status').notNull().default('Pending'),
     progress: integer('progress').notNull().default(0),
@@ -30,7 +35,7 @@ export const watermarkingAssets = pgTable(
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),
   },
-  (t) => [index('watermarking_assets_tenant_created').on(t.tenantId, t.createDate)],
+  (t) => [index('watermarking_assets_tenant_created').on(t.tenantId, t.createDate), uniqueIndex('watermarking_assets_channel').on(t.channelId)],
 );
 
 /** A viewer's playback of a prepared asset, bound to a user number; revoked sessions get nothing more. */
