@@ -56,8 +56,10 @@ const iso = (seconds: number) => `PT${Number(seconds.toFixed(3))}S`;
  */
 function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: number; tracks: Map<string, RangeMpdSegment[]> }[] {
   const tolerance = (segmentSeconds * 1000) / 2;
-  const starts = tracks
-    .flatMap((t) => t.segments.filter((s, i) => breaks(t.segments[i - 1], s)).map((s) => s.startMs))
+  // Every track's first segment is in the first Period: a range's edge cuts the tracks' segments where they are, up to
+  // a whole segment apart (a Period of video alone first would need an audio buffer added mid-play, which MSE refuses).
+  const first = Math.min(...tracks.flatMap((t) => (t.segments[0] ? [t.segments[0].startMs] : [])));
+  const starts = [first, ...tracks.flatMap((t) => t.segments.filter((s, i) => i > 0 && breaks(t.segments[i - 1], s)).map((s) => s.startMs))]
     .sort((a, b) => a - b)
     .filter((at, i, all) => i === 0 || at - all[i - 1]! > tolerance);
   const periods = starts.map((startMs) => ({ startMs, tracks: new Map<string, RangeMpdSegment[]>() }));
