@@ -25,7 +25,8 @@ async function decode(file: string, keyHex?: string): Promise<{ md5: string; err
 /**
  * A live channel with `HlsDrm` and `DashDrm` endpoints, end to end: ffmpeg pushes RTMP, the endpoints name the
  * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
- * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey.
+ * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey;
+ * an event's catch-up (a range of the channel's timeline) plays encrypted the same way.
  */
 describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let p: TestPlatform;
@@ -159,6 +160,44 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(played.error).toBeUndefined();
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
+  });
+
+  it("plays its ranges (an event's catch-up) encrypted with the channel's key, in hls.js and dash.js", async () => {
+    const keyId = hls.protectionDetails.keyIds[0];
+    const now = Date.now();
+    const event = await t.json('POST', '/live/v1/events', {
+      channelId: channel.id,
+      start: new Date(now - 6000).toISOString(),
+      end: new Date(now - 1000).toISOString(),
+    });
+    expect(event.status, JSON.stringify(event.body)).toBe(200);
+    const endpoints = (await t.json('GET', `/live/v1/events/${event.body.id}`)).body.catchup.endpoints as any[];
+    expect(endpoints.map((e) => [e.id, e.format, e.protection, e.protectionDetails])).toEqual([
+      ['hls-aes128', 'HLS', 'Aes128', { keyIds: [keyId], contentId: channel.id }],
+      ['dash-cenc', 'DASH', 'ClearKey', { keyIds: [keyId], contentId: channel.id }],
+    ]);
+    const [rangeHls, rangeDash] = endpoints.map((e) => e.url as string);
+    expect(rangeHls).toMatch(/\/aes128\/range\/\d+-\d+\/master\.m3u8$/);
+    // The clear range (the same path without the endpoint's prefix) is not served.
+    expect((await p.fetch(rangeHls.replace('/aes128/', '/'))).status).toBe(404);
+    expect((await p.fetch(rangeDash.replace('/cenc/', '/'))).status).toBe(404);
+    // Each segment's IV is written (a range counts its media sequence from 0).
+    const variant = await until(
+      async () => (await p.fetch(rangeHls.replace('master.m3u8', '180p.m3u8'))).text(),
+      (s) => s.includes('#EXT-X-ENDLIST'),
+      { timeoutMs: 30_000, what: 'the range is over' },
+    );
+    expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x[0-9a-f]{32}`));
+    expect(await (await p.fetch(rangeDash)).text()).toContain(`cenc:default_KID="${keyId}"`);
+    for (const [url, player] of [
+      [rangeHls, 'hls'],
+      [rangeDash, 'dash'],
+    ] as const) {
+      const played = await play(browser, page.url, url, { player, seconds: 30, untilAdvanced: 1, drmToken: token });
+      expect(played.error, player).toBeUndefined();
+      expect(played.videoHeight, player).toBe(180);
+      expect(played.times.at(-1)! - played.times[0]!, player).toBeGreaterThan(0);
+    }
   });
 
   it("counts the players' key and license requests for the channel in the DRM statistics", async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
-import { protectedPublisher, type LiveProtection } from '../src/media/live/protect.ts';
+import { hlsDrmRangePlaylist, protectedPublisher, type LiveProtection } from '../src/media/live/protect.ts';
 import { quietLog } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 
@@ -121,5 +121,23 @@ describe('Live DRM publishing', () => {
     expect(mpd).toContain('<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS" a="b">');
     expect(mpd).toContain(`value="cenc" cenc:default_KID="${KEY_ID}"`);
     expect(mpd).toContain('<dashif:Laurl>https://drm.example/clearkey</dashif:Laurl>');
+  });
+
+  it("writes each segment's IV in a range's playlist (its media sequence counts from 0)", () => {
+    const range = [
+      '#EXTM3U',
+      '#EXT-X-MEDIA-SEQUENCE:0',
+      '#EXT-X-MAP:URI="../../180p/init-1.mp4"',
+      '#EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:00:00.000Z',
+      '#EXTINF:1.000,',
+      '../../180p/30.m4s',
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n');
+    expect(hlsDrmRangePlaylist(range, 'https://drm.example/aes128/k')).toBe(
+      range
+        .replace('#EXT-X-MAP', '#EXT-X-KEY:METHOD=NONE\n#EXT-X-MAP')
+        .replace('#EXT-X-PROGRAM-DATE-TIME', `#EXT-X-KEY:METHOD=AES-128,URI="https://drm.example/aes128/k",IV=0x${'0'.repeat(30)}1e\n#EXT-X-PROGRAM-DATE-TIME`),
+    );
   });
 });

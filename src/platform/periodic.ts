@@ -3,6 +3,8 @@ import type { Logger } from './logger.ts';
 export interface PeriodicTask {
   /** Stops the timer and waits for a pass that is running. */
   stop(): Promise<void>;
+  /** Runs a pass now rather than at the next interval (right after the one running, if one is). */
+  wake(): void;
 }
 
 export interface PeriodicOptions {
@@ -24,6 +26,7 @@ export function startPeriodic(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  let woken = false;
   const schedule = (ms: number) => {
     if (stopped) return;
     timer = setTimeout(run, ms);
@@ -36,11 +39,21 @@ export function startPeriodic(
       .catch((err) => log.error({ err, task: name }, `${name} failed`))
       .finally(() => {
         running = undefined;
-        schedule(intervalMs);
+        schedule(woken ? 0 : intervalMs);
+        woken = false;
       });
   };
   schedule(runAtStart ? 0 : intervalMs);
   return {
+    wake() {
+      if (stopped) return;
+      if (running) {
+        woken = true;
+        return;
+      }
+      clearTimeout(timer);
+      schedule(0);
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

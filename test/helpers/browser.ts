@@ -118,9 +118,13 @@ export async function play(
     height,
     drmToken,
     startTime,
+    untilAdvanced,
   }: {
     player?: 'hls' | 'dash';
+    /** How long the playhead is sampled (with `untilAdvanced`: at most). */
     seconds?: number;
+    /** Stop sampling as soon as the playhead has moved this many seconds on from where it first had data. */
+    untilAdvanced?: number;
     /** hls.js: play only the rung of this height (no ABR). */
     height?: number;
     /** Encrypted outputs: the DRM token sent (Authorization: Bearer) with key and license requests; '' sends none. */
@@ -133,7 +137,7 @@ export async function play(
   try {
     await page.goto(pageUrl);
     return await page.evaluate(
-      async ({ url, player, seconds, height, drmToken, startTime }) => {
+      async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
@@ -196,18 +200,21 @@ export async function play(
         ]);
         const times: number[] = [];
         const start = performance.now();
+        let from: number | undefined;
         while (performance.now() - start < seconds * 1000 && !error) {
           await new Promise((r) => setTimeout(r, 250));
           if (video.paused && video.readyState >= 2 && !video.ended) video.play().catch(() => {});
           turnOnCaptions();
           times.push(video.currentTime);
+          if (video.readyState >= 2) from ??= video.currentTime;
+          if (untilAdvanced !== undefined && from !== undefined && video.currentTime - from >= untilAdvanced) break;
         }
         const t = tracks();
         const shown = [...video.textTracks].find((tt) => tt.mode !== 'disabled' && tt.cues && tt.cues.length > 0);
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
         return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
       },
-      { url, player, seconds, height, drmToken, startTime },
+      { url, player, seconds, height, drmToken, startTime, untilAdvanced },
     );
   } finally {
     await page.close();

@@ -37,8 +37,24 @@ function tracks(): RangeMpdTrack[] {
 }
 
 describe('range MPD', () => {
+  it("puts every track's first segment in the first Period, however far apart the range's edge cuts them", () => {
+    const t = tracks();
+    // Audio's first segment begins 1.5 s after video's (more than half a segment): still one Period until the run changes.
+    t[1]!.segments[0]!.startMs += 1500;
+    const mpd = rangeMpd(t, { type: 'static', segmentSeconds: 2, now: 0, clock: { direct: true } });
+    expect([...mpd.matchAll(/<Period id="p\d" start="([^"]+)"/g)].map((m) => m[1])).toEqual(['PT0S', 'PT4S']);
+    expect(mpd.split('<Period')[1]).toContain('contentType="audio"');
+  });
+
+  it('moves its origin later by what the timeline lags the clock beyond a segment, so the live edge stays listed', () => {
+    // The last segment ends at t0 + 6.01 s; written 5 s later: 3 s beyond the one segment a player may be ahead.
+    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_011_010, clock: { direct: true } });
+    expect(mpd).toContain('availabilityStartTime="2023-11-14T22:13:23.000Z"');
+    // Periods stay where they were on the media timeline.
+    expect([...mpd.matchAll(/<Period id="p\d" start="([^"]+)"/g)].map((m) => m[1])).toEqual(['PT0S', 'PT4S']);
+  });
   it('is dynamic while the range grows, with a Period per run and the whole range seekable', () => {
-    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_010_000, clock: { headUrl: 'http://x/manifest.mpd' } });
+    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_008_000, clock: { headUrl: 'http://x/manifest.mpd' } });
     expect(mpd).toContain('type="dynamic"');
     expect(mpd).not.toContain('timeShiftBufferDepth');
     expect(mpd).toContain('availabilityStartTime="2023-11-14T22:13:20.000Z"');

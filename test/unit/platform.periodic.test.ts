@@ -56,3 +56,25 @@ it('logs a failing pass and goes on with the next', async () => {
   expect(log.error).toHaveBeenCalledTimes(1);
   expect(log.error.mock.calls[0][0]).toMatchObject({ err: expect.objectContaining({ message: 'boom' }), task: 'sweep' });
 });
+
+it('wake() runs a pass now instead of at the next interval, and once more after a running pass', async () => {
+  let passes = 0;
+  let finish: () => void = () => {};
+  const task = startPeriodic(
+    'test',
+    3_600_000,
+    async () => {
+      passes++;
+      if (passes === 2) await new Promise<void>((r) => (finish = r));
+    },
+    fakeLog(),
+  );
+  await soon(() => passes === 1);
+  task.wake();
+  await soon(() => passes === 2);
+  // Woken while the pass runs: one more right after it, not an hour later.
+  task.wake();
+  finish();
+  await soon(() => passes === 3);
+  await task.stop();
+});

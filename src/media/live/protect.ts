@@ -57,6 +57,33 @@ export function hlsDrmPlaylist(text: string, keyUrl: string): string {
   return out.join('\n');
 }
 
+/**
+ * `hlsDrmPlaylist` for a playlist whose media sequence numbers are not the segments' (a range of the timeline: it
+ * counts from 0, and may skip segments lost to retention): each segment's IV, its number in its name, is written out.
+ */
+export function hlsDrmRangePlaylist(text: string, keyUrl: string): string {
+  const uri = keyUrl.replace(/["\r\n]/g, '');
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let tags: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith('#EXT-X-MAP:')) {
+      out.push(...tags, '#EXT-X-KEY:METHOD=NONE', line);
+      tags = [];
+    } else if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:') || line.startsWith('#EXTINF:')) {
+      tags.push(line);
+    } else if (line && !line.startsWith('#')) {
+      const sequence = Number(/(\d+)\.m4s$/.exec(line)?.[1] ?? 0);
+      out.push(`#EXT-X-KEY:METHOD=AES-128,URI="${uri}",IV=0x${sequence.toString(16).padStart(32, '0')}`, ...tags, line);
+      tags = [];
+    } else {
+      out.push(...tags, line);
+      tags = [];
+    }
+  }
+  return out.join('\n');
+}
+
 /** The MPD of the CENC endpoint: the clear one with ContentProtection in each audio and video adaptation set. */
 export function dashDrmManifest(mpd: string, e: OutputEncryption): string {
   return mpd

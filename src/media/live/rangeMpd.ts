@@ -56,8 +56,10 @@ const iso = (seconds: number) => `PT${Number(seconds.toFixed(3))}S`;
  */
 function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: number; tracks: Map<string, RangeMpdSegment[]> }[] {
   const tolerance = (segmentSeconds * 1000) / 2;
-  const starts = tracks
-    .flatMap((t) => t.segments.filter((s, i) => breaks(t.segments[i - 1], s)).map((s) => s.startMs))
+  // Every track's first segment is in the first Period: a range's edge cuts the tracks' segments where they are, up to
+  // a whole segment apart (a Period of video alone first would need an audio buffer added mid-play, which MSE refuses).
+  const first = Math.min(...tracks.flatMap((t) => (t.segments[0] ? [t.segments[0].startMs] : [])));
+  const starts = [first, ...tracks.flatMap((t) => t.segments.filter((s, i) => i > 0 && breaks(t.segments[i - 1], s)).map((s) => s.startMs))]
     .sort((a, b) => a - b)
     .filter((at, i, all) => i === 0 || at - all[i - 1]! > tolerance);
   const periods = starts.map((startMs) => ({ startMs, tracks: new Map<string, RangeMpdSegment[]>() }));
@@ -73,6 +75,18 @@ function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: 
   return periods.filter((p) => p.tracks.size > 0);
 }
 
+/**
+ * The wall-clock time of the range's media time 0. Players find the live edge from the clock (now less this, less
+ * suggestedPresentationDelay), not from the last segment listed; the timeline lags the wall clock (the encoder's
+ * start-up, an encoder slower than real time on a loaded machine, the recorder's copy), and a lag longer than the delay
+ * puts the edge past every listed segment: the player waits there for ever. So the origin moves later by what the last
+ * segment lags the clock beyond one segment: the edge stays within the listed segments, and where nothing lags it is
+ * the segments' own wall-clock start, as before.
+ */
+function availabilityStart(origin: number, endMs: number, o: RangeMpdOptions): number {
+  return origin + Math.max(0, o.now - endMs - o.segmentSeconds * 1000);
+}
+
 export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
   const periods = periodsOf(tracks, o.segmentSeconds);
   const origin = periods[0]?.startMs ?? o.now;
@@ -84,7 +98,7 @@ export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
   } else {
     // No timeShiftBufferDepth: the whole range stays seekable (start-over) while it grows.
     out.push(
-      `<MPD ${common} type="dynamic" availabilityStartTime="${new Date(origin).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
+      `<MPD ${common} type="dynamic" availabilityStartTime="${new Date(availabilityStart(origin, endMs, o)).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
         ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" suggestedPresentationDelay="${iso(o.segmentSeconds * 3)}"` +
         ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
     );

@@ -115,9 +115,9 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
       if (path === undefined) return reply;
       // A DRM channel's clear files are not served (drm.ts): a 404, as for a file that does not exist.
       if (!path || !servesPath(endpoints, path)) throw notFound();
-      if (path.startsWith('range/')) {
+      if (/^(?:[a-z0-9]+\/)?range\//.test(path)) {
         reply.headers(CORS);
-        if (await serveRange(ctx, reply, tenantId, channelId, path, req.method === 'HEAD')) return reply;
+        if (await serveRange(ctx, reply, tenantId, channelId, endpoints, path, req.method === 'HEAD')) return reply;
         throw notFound();
       }
       const prefix = channelPrefix(tenantId, channelId);

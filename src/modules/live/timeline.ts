@@ -1,11 +1,13 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
+import { DASH_DRM_PREFIX, dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { masterTracks, rangeMediaPlaylist, withoutCaptions } from '../../media/live/rangePlaylist.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { channelProtection } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
-import { liveChannels } from './tables.ts';
+import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
 import { channelPrefix, DASH_MANIFEST, MASTER_PLAYLIST, mediaUrl } from './urls.ts';
 
@@ -22,7 +24,9 @@ export interface RangeEndpoint {
   accessType: 'Http';
   format: 'HLS' | 'DASH';
   url: string;
-  protection: 'None';
+  /** `None`, or, of a channel with DRM endpoints, `Aes128` (its HlsDrm endpoint) or `ClearKey` (its DashDrm endpoint). */
+  protection: 'None' | 'Aes128' | 'ClearKey';
+  protectionDetails?: { keyIds: string[]; contentId: string };
   manifest: string;
   hasVerticalOrientation: boolean;
 }
@@ -52,8 +56,27 @@ export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, cha
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
   if (!row) return [];
   const vertical = row.endpoints.some((e) => e.hasVerticalOrientation);
+  const path = rangePath(start, end);
+  const drm = row.endpoints.filter((e) => e.isDrmProtected);
+  if (drm.length > 0) {
+    // A DRM channel plays only encrypted (drm.ts): its ranges too, with the channel's key, per protected endpoint.
+    return drm.map((e) => {
+      const hls = e.type.startsWith('Hls');
+      const url = mediaUrl(ctx.config, tenantId, channelId, (hls ? HLS_DRM_PREFIX : DASH_DRM_PREFIX) + path + (hls ? MASTER_PLAYLIST : DASH_MANIFEST));
+      return {
+        id: hls ? 'hls-aes128' : 'dash-cenc',
+        accessType: 'Http',
+        format: hls ? 'HLS' : 'DASH',
+        url,
+        protection: hls ? 'Aes128' : 'ClearKey',
+        ...(e.keyId ? { protectionDetails: { keyIds: [e.keyId], contentId: channelId } } : {}),
+        manifest: url,
+        hasVerticalOrientation: vertical,
+      };
+    });
+  }
   const endpoint = (id: 'hls' | 'dash', format: 'HLS' | 'DASH', file: string): RangeEndpoint => {
-    const url = mediaUrl(ctx.config, tenantId, channelId, rangePath(start, end) + file);
+    const url = mediaUrl(ctx.config, tenantId, channelId, path + file);
     return { id, accessType: 'Http', format, url, protection: 'None', manifest: url, hasVerticalOrientation: vertical };
   };
   const out = [endpoint('hls', 'HLS', MASTER_PLAYLIST)];
@@ -117,7 +140,7 @@ export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'duration
   return (last !== undefined && last.startMs + last.durationMs >= endMs) || now > endMs + RANGE_SETTLE_MS;
 }
 
-const RANGE = /^range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.(m3u8|mpd)$/;
+const RANGE = /^(aes128\/|cenc\/)?range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.(m3u8|mpd)$/;
 
 /**
  * Answers `GET /media/live/{tenant}/{channel}/range/{startMs}-{endMs|now}/{master|track}.m3u8`, rendered from the
@@ -129,15 +152,25 @@ export async function serveRange(
   reply: FastifyReply,
   tenantId: string,
   channelId: string,
+  endpoints: ChannelEndpointRow[],
   path: string,
   head: boolean,
 ): Promise<boolean> {
   const m = RANGE.exec(path);
   if (!m) return false;
-  const startMs = Number(m[1]);
-  const endMs = m[2] === 'now' ? undefined : Number(m[2]);
+  // Under a DRM endpoint's prefix (`aes128/range/...`, `cenc/range/...`), the same playlists over its encrypted copies
+  // of the segments (the relative URIs land there), with the channel's key; the delivery serves no other of a DRM channel.
+  const drmPrefix = m[1];
+  const startMs = Number(m[2]);
+  const endMs = m[3] === 'now' ? undefined : Number(m[3]);
   if (endMs !== undefined && endMs <= startMs) throw new ApiError(404, 'media_not_found', 'No such media file');
-  const name = m[3]!;
+  const name = m[4]!;
+  if ((drmPrefix === HLS_DRM_PREFIX && m[5] !== 'm3u8') || (drmPrefix === DASH_DRM_PREFIX && m[5] !== 'mpd')) {
+    throw new ApiError(404, 'media_not_found', 'No such media file');
+  }
+  const protection = drmPrefix ? await channelProtection(ctx, tenantId, channelId, endpoints) : undefined;
+  const encryption = drmPrefix === HLS_DRM_PREFIX ? protection?.hls : drmPrefix === DASH_DRM_PREFIX ? protection?.dash : undefined;
+  if (drmPrefix && !encryption) throw new ApiError(404, 'media_not_found', 'No such media file');
   const master = await channelMaster(ctx, tenantId, channelId);
   if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
   const prefix = channelPrefix(tenantId, channelId);
@@ -146,7 +179,7 @@ export async function serveRange(
   const toRange = (s: TimelineSegment) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
   let body: string;
   let type = 'application/vnd.apple.mpegurl';
-  if (m[4] === 'mpd') {
+  if (m[5] === 'mpd') {
     if (`${name}.mpd` !== DASH_MANIFEST) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs);
     const tracks = await rangeDashTracks(
@@ -158,12 +191,14 @@ export async function serveRange(
     const perTrack = tracks.length ? tracks.map((t) => segments.filter((s) => s.track === t.name)) : [[]];
     const over = (await Promise.all(perTrack.map(isOver))).every(Boolean);
     body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds: ctx.config.live.segmentSeconds, now: Date.now(), clock: { direct: true } });
+    if (encryption) body = dashDrmManifest(body, encryption);
     type = 'application/dash+xml';
   } else if (name === 'master') body = master;
   else {
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
     body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds: ctx.config.live.segmentSeconds });
+    if (encryption) body = hlsDrmRangePlaylist(body, encryption.keyUrl);
   }
   reply.headers({ 'content-type': type, 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));

@@ -13,7 +13,8 @@ const COPY_CONCURRENCY = 16;
 async function setArchive(ctx: PlatformContext, j: ArchiveJob, change: Partial<ArchiveRow>, event?: 'recorder.archive.available' | 'recorder.archive.failed') {
   await ctx.db.transaction(async (tx) => {
     const [row] = await tx.select().from(recorderRecordings).where(eq(recorderRecordings.id, j.recordingId)).for('update');
-    if (!row) return;
+    // Made (or failed) already: by the worker's own pass, or by the fallback job that ran beside it.
+    if (!row || row.archive.status !== 'Processing') return;
     await tx
       .update(recorderRecordings)
       .set({ archive: { ...row.archive, ...change }, lastModificationDate: new Date() })

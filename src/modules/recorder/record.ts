@@ -16,7 +16,7 @@ import {
   type TimelineSegment,
 } from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
-import { archiveJob, outputJob } from './jobs.ts';
+import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
 import { archivePrefix, mediaPrefix, recordingUrl } from './storageKeys.ts';
@@ -77,9 +77,9 @@ async function recordedTracks(ctx: PlatformContext, rec: RecordingRow): Promise<
 /**
  * Copies what the channel's timeline has of the range since the last pass (segments, their init segments, the master
  * playlist), rewrites the recording's playlists, and finishes the recording once its range is over. Run by the worker
- * that holds the recording's lease.
+ * that holds the recording's lease. True when the recording became Available with its archive due now (the caller makes it).
  */
-export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner: string): Promise<void> {
+export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner: string): Promise<boolean> {
   const held = and(eq(recorderRecordings.id, rec.id), lease.heldBy(RECORD_LEASE, owner));
   const now = Date.now();
   const startMs = rec.start.getTime();
@@ -164,14 +164,17 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
         (now - rec.recordedAt.getTime() > RANGE_SETTLE_MS ||
           (now - rec.recordedAt.getTime() > OPEN_RANGE_QUIET_MS && !(await channelRunning(ctx, rec.tenantId, rec.channelId))));
   if (fresh.length > 0 || over) await writePlaylists(ctx, rec, prefix, tracks, { type: 'EVENT', ended: over });
-  if (over) await finish(ctx, rec, owner, tracks);
+  return over ? finish(ctx, rec, owner, tracks) : false;
 }
 
-/** The range is over: Available with what was recorded (outputs queued, archive scheduled), or Error if nothing was. */
-async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tracks: string[]): Promise<void> {
+/**
+ * The range is over: Available with what was recorded (outputs queued, archive scheduled), or Error if nothing was.
+ * True when the archive is due now.
+ */
+async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tracks: string[]): Promise<boolean> {
   const rows = await recordedSegments(ctx, rec.id);
   const held = and(eq(recorderRecordings.id, rec.id), lease.heldBy(RECORD_LEASE, owner));
-  await ctx.db.transaction(async (tx) => {
+  return ctx.db.transaction(async (tx) => {
     if (rows.length === 0) {
       const retention = ctx.config.live.retentionSeconds;
       const lost = rec.start.getTime() < Date.now() - retention * 1000;
@@ -183,7 +186,7 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
         .set({ status: 'Error', errorMessage, ...lease.release(), lastModificationDate: new Date() })
         .where(held)
         .returning({ id: recorderRecordings.id });
-      if (!done.length) return;
+      if (!done.length) return false;
       await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.failed', { id: rec.id, errorMessage });
       const failed = await tx
         .update(recorderOutputs)
@@ -191,7 +194,7 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
         .where(eq(recorderOutputs.recordingId, rec.id))
         .returning({ id: recorderOutputs.id });
       for (const o of failed) await recordRecorderEvent(tx, rec.tenantId, 'recorder.output.failed', { id: o.id, recordingId: rec.id, errorMessage });
-      return;
+      return false;
     }
     // The duration is the longest track's: the sum of its segments' durations.
     const durationMilliseconds = Math.max(
@@ -211,11 +214,11 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
       .set({ status: 'Available', errorMessage: null, durationMilliseconds, archive, ...lease.release(), lastModificationDate: new Date() })
       .where(held)
       .returning({ id: recorderRecordings.id });
-    if (!done.length) return;
+    if (!done.length) return false;
     await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.available', { id: rec.id, durationMilliseconds });
     if (archiveNow) {
       await recordRecorderEvent(tx, rec.tenantId, 'recorder.archive.processing', { id: rec.id });
-      await ctx.jobs.send(archiveJob, { tenantId: rec.tenantId, recordingId: rec.id }, { tx });
+      await ctx.jobs.send(archiveJob, { tenantId: rec.tenantId, recordingId: rec.id }, { tx, startAfter: ARCHIVE_FALLBACK_S });
     }
     const queued = await tx
       .update(recorderOutputs)
@@ -223,5 +226,6 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
       .where(and(eq(recorderOutputs.recordingId, rec.id), inArray(recorderOutputs.status, ['Pending'])))
       .returning({ id: recorderOutputs.id });
     for (const o of queued) await ctx.jobs.send(outputJob, { tenantId: rec.tenantId, recordingId: rec.id, outputId: o.id }, { tx });
+    return archiveNow;
   });
 }

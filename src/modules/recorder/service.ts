@@ -12,7 +12,7 @@ import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/
 import { channelExists, channelsWithDash } from '../live/timeline.ts';
 import { presetById } from '../transcoder/service.ts';
 import type { RecorderEventType } from './eventTypes.ts';
-import { outputJob } from './jobs.ts';
+import { outputJob, RECORDER_CHANNEL } from './jobs.ts';
 import { presentRecording, presentSummary } from './present.ts';
 import type * as s from './schemas.ts';
 import { outputPrefix, recordingPrefix } from './storageKeys.ts';
@@ -26,6 +26,9 @@ type OutputBody = Static<typeof s.OutputCreate>;
 /** The catch-up address (and the recorded copy behind it) lives this long after the range ends (spec: typically 14 days). */
 export const CATCHUP_DAYS = 14;
 const STATUSES: readonly RecordingStatus[] = ['Pending', 'Live', 'Processing', 'Available', 'Error'];
+
+/** Wakes the Recorder's workers when `tx` commits: the schedule changed (they would otherwise see it at their next pass). */
+const wakeRecorder = (tx: Queryable) => tx.execute(sql`select pg_notify(${RECORDER_CHANNEL}, '')`);
 
 export const recordRecorderEvent = (tx: Queryable, tenantId: string, type: RecorderEventType, data: { id: string } & Record<string, unknown>) =>
   recordEvent(tx, tenantId, type, data);
@@ -104,6 +107,7 @@ export async function createRecording(ctx: PlatformContext, tenantId: string, bo
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
     });
     await recordRecorderEvent(tx, tenantId, 'recorder.recording.created', { id, channelId, status: 'Pending' });
+    await wakeRecorder(tx);
     for (const o of outputs) {
       const outputId = newId();
       await tx.insert(recorderOutputs).values({ recordingId: id, id: outputId, tenantId, preset: o.preset, overlays, expirationDate: o.expirationDate });
@@ -229,6 +233,7 @@ export async function updateRecording(ctx: PlatformContext, tenantId: string, id
       .where(eq(recorderRecordings.id, before.id))
       .returning();
     await recordRecorderEvent(tx, tenantId, 'recorder.recording.updated', { id: before.id });
+    if (source || patch.archive) await wakeRecorder(tx);
     return after!;
   });
   return presentSummary(row);

@@ -3,8 +3,9 @@ import { and, eq, inArray, isNotNull, lt, lte, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { startPeriodic } from '../../platform/periodic.ts';
+import { listenForCommits } from '../../platform/wakeup.ts';
 import { failArchive, runArchive } from './archive.ts';
-import { archiveJob, outputJob } from './jobs.ts';
+import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type ArchiveJob } from './jobs.ts';
 import { runOutput } from './outputs.ts';
 import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
 import { deleteRecording, recordRecorderEvent } from './service.ts';
@@ -40,6 +41,16 @@ async function begin(ctx: PlatformContext): Promise<void> {
   }
 }
 
+/**
+ * An archive that became due in this pass is made now (a copy inside the store: seconds even for hours), not after the
+ * job queue's poll; its queued job is the fallback should this fail or the process die.
+ */
+async function archiveNow(ctx: PlatformContext, j: ArchiveJob): Promise<void> {
+  await runArchive(ctx, j).catch((err) =>
+    ctx.log.warn({ err, recordingId: j.recordingId }, `archive failed in the recorder's pass; its job retries in ${ARCHIVE_FALLBACK_S} s`),
+  );
+}
+
 /** Claims the recordings being recorded that no live worker holds, and copies what is new of each. */
 async function record(ctx: PlatformContext): Promise<void> {
   const mine = await ctx.db
@@ -48,15 +59,19 @@ async function record(ctx: PlatformContext): Promise<void> {
     .where(and(inArray(r.status, ['Live', 'Processing']), lease.claimable(RECORD_LEASE, OWNER)))
     .returning();
   await Promise.all(
-    mine.map((rec) =>
-      recordStep(ctx, rec, OWNER).catch((err) => ctx.log.warn({ err, recordingId: rec.id }, 'recording step failed; retried at the next pass')),
-    ),
+    mine.map(async (rec) => {
+      const due = await recordStep(ctx, rec, OWNER).catch((err) => {
+        ctx.log.warn({ err, recordingId: rec.id }, 'recording step failed; retried at the next pass');
+        return false;
+      });
+      if (due) await archiveNow(ctx, { tenantId: rec.tenantId, recordingId: rec.id });
+    }),
   );
 }
 
-/** Archives whose delay is over are queued (the status change and the job in one transaction). */
+/** Archives whose delay is over are queued (the status change and the job in one transaction), then made. */
 async function queueArchives(ctx: PlatformContext): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+  const due = await ctx.db.transaction(async (tx) => {
     const due = await tx
       .update(r)
       .set({ archive: sql`jsonb_set(${r.archive}, '{status}', '"Processing"')`, lastModificationDate: new Date() })
@@ -64,9 +79,11 @@ async function queueArchives(ctx: PlatformContext): Promise<void> {
       .returning({ id: r.id, tenantId: r.tenantId });
     for (const d of due) {
       await recordRecorderEvent(tx, d.tenantId, 'recorder.archive.processing', { id: d.id });
-      await ctx.jobs.send(archiveJob, { tenantId: d.tenantId, recordingId: d.id }, { tx });
+      await ctx.jobs.send(archiveJob, { tenantId: d.tenantId, recordingId: d.id }, { tx, startAfter: ARCHIVE_FALLBACK_S });
     }
+    return due;
   });
+  for (const d of due) await archiveNow(ctx, { tenantId: d.tenantId, recordingId: d.id });
 }
 
 /** Recordings, archives, recorded copies (catch-up) and outputs past their expiration are removed with their files. */
@@ -121,8 +138,9 @@ async function expire(ctx: PlatformContext): Promise<void> {
 }
 
 /**
- * The Recorder's schedule lives in its rows: one periodic pass starts recordings whose time has come, copies running
- * ones, queues archives whose delay is over and removes what expired. A restart changes nothing: a dead worker's
+ * The Recorder's schedule lives in its rows: one periodic pass (and one at once when a change is notified on
+ * RECORDER_CHANNEL) starts recordings whose time has come, copies running ones, makes archives whose delay is over
+ * and removes what expired. A restart changes nothing: a dead worker's
  * recording is claimed again once its lease runs out.
  */
 export const startRecorderWorkers: WorkerStarter = async (ctx) => {
@@ -150,5 +168,10 @@ export const startRecorderWorkers: WorkerStarter = async (ctx) => {
     },
     ctx.log,
   );
-  return () => pass.stop();
+  // A recording created (or its source or archive changed) is seen at once, not at the next pass.
+  const unlisten = await listenForCommits(ctx, RECORDER_CHANNEL, () => pass.wake());
+  return async () => {
+    await unlisten();
+    await pass.stop();
+  };
 };

@@ -40,7 +40,13 @@ const EndpointInfo = Type.Object({
   format: Type.String(),
   url: Type.Optional(Type.String()),
   preset: Type.Optional(Type.String()),
-  protection: Type.String(),
+  protection: Type.String({ description: '`None`, or of a channel with DRM endpoints `Aes128` (HlsDrm) or `ClearKey` (DashDrm, CENC)' }),
+  protectionDetails: Type.Optional(
+    Type.Object({
+      keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),
+      contentId: Type.String({ description: 'DRM content id: the channel id' }),
+    }),
+  ),
   durationMilliseconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   size: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   manifest: Type.Optional(Type.String()),
