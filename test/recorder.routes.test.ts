@@ -98,6 +98,15 @@ describeEachDb('Recorder routes', (kind) => {
       const res = await t.json('POST', '/cvr/v1/recordings', b);
       expect([res.status, res.body.status?.code], JSON.stringify(b)).toEqual([status, code]);
     }
+    // A DRM channel's segments are recorded clear: refused, not recorded unprotected.
+    const drm = await t.json('POST', '/live/v1/channels', {
+      name: 'drm',
+      input: { inputLoss: { type: 'COLOR', color: '#000000' } },
+      endpoints: [{ type: 'HlsDrm' }],
+    });
+    expect(drm.status).toBe(200);
+    const refused = await t.json('POST', '/cvr/v1/recordings', { source: source(1, 2, drm.body.id) });
+    expect([refused.status, refused.body.status?.code]).toEqual([409, 'recording_drm_unsupported']);
     // Another tenant's channel is not there; another tenant's recording neither.
     expect((await other.json('POST', '/cvr/v1/recordings', { source: source(1, 2) })).status).toBe(404);
     expect((await other.json('GET', `/cvr/v1/recordings/${created.body.id}`)).status).toBe(404);

@@ -219,12 +219,13 @@ export async function readObject(ctx: PlatformContext, key: string): Promise<Buf
 }
 
 /** Whether the tenant has this channel (other modules refer to channels by id). */
-export async function channelExists(ctx: PlatformContext, tenantId: string, channelId: string): Promise<boolean> {
+/** The channel's endpoints, or undefined when the tenant has no such channel. */
+export async function channelEndpoints(ctx: PlatformContext, tenantId: string, channelId: string): Promise<ChannelEndpointRow[] | undefined> {
   const [row] = await ctx.db
-    .select({ id: liveChannels.id })
+    .select({ endpoints: liveChannels.endpoints })
     .from(liveChannels)
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
-  return !!row;
+  return row?.endpoints;
 }
 
 /** Whether the channel is running (or about to): while it is not, no segment will come, and a range that ended is over. */

@@ -9,7 +9,7 @@ import { arrayParam, dateRange, hasAllAttributes, hasAllTags, oneOf, textSearch 
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { channelExists, channelsWithDash } from '../live/timeline.ts';
+import { channelEndpoints, channelsWithDash } from '../live/timeline.ts';
 import { presetById } from '../transcoder/service.ts';
 import type { RecorderEventType } from './eventTypes.ts';
 import { outputJob, RECORDER_CHANNEL } from './jobs.ts';
@@ -59,7 +59,14 @@ async function checkSource(ctx: PlatformContext, tenantId: string, d: { channelI
   const end = d.end ? new Date(d.end) : null;
   if (end && end.getTime() <= start.getTime()) throw validationError(`${field}.end`, 'must be after start');
   const channelId = d.channelId.toLowerCase();
-  if (!(await channelExists(ctx, tenantId, channelId))) throw notFound('channel_not_found', 'Live channel', d.channelId);
+  const endpoints = await channelEndpoints(ctx, tenantId, channelId);
+  if (!endpoints) throw notFound('channel_not_found', 'Live channel', d.channelId);
+  // A recording is copied from the channel's clear segments: of a DRM channel it would play unprotected.
+  if (endpoints.some((e) => e.isDrmProtected))
+    throw conflict(
+      'recording_drm_unsupported',
+      `Live channel ${d.channelId} has DRM endpoints; recordings of DRM channels are not made yet (they would play unprotected): use its events' catch-up, which plays encrypted`,
+    );
   return { channelId, start, end };
 }
 
