@@ -55,7 +55,13 @@ describeEachDb('Streaming settings and allowed domains', (kind) => {
         sourceConfigUrl: `${origin}/player/v1/${t.id}/{assetId}/source`,
         authorization: { tokenRequiredPolicy: false, signingKey: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), signingAlgorithm: 'HS256' },
       },
-      licenseAcquisitionInfo: { enabled: false, endpoints: [] },
+      licenseAcquisitionInfo: {
+        enabled: true,
+        authorization: { signingKey: null, signingAlgorithm: 'HS256' },
+        endpoints: [
+          { licenseUrl: `${origin}/drm/v1/licenses/clearkey`, certificateUrl: null, systemName: 'ClearKey', systemId: 'e2719d58-a985-b3c9-781a-b030af78d30e' },
+        ],
+      },
       mediaplanePlayerInfo: { embedUrl: `${origin}/player/v1/${t.id}`, sourceConfigUrl: `${origin}/player/v1/${t.id}/{assetId}/source` },
       capInfo: { enabled: false, signingKey: s.contentAcquisitionInfo.authorization.signingKey, limit: 1 },
       allowedDomains: [],

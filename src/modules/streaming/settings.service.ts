@@ -2,6 +2,8 @@ import { eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import type { PlatformContext } from '../../context.ts';
 import { tenants } from '../../db/tenants.ts';
+import { SYSTEM_IDS } from '../../media/protect.ts';
+import { clearKeyLicenseUrl } from '../drm/urls.ts';
 import { listDomains } from './domains.ts';
 import { embedUrl } from './playback.ts';
 import { forgetPolicies, tenantSettings, tenantState } from './settings.ts';
@@ -42,8 +44,14 @@ export async function getSettings(ctx: PlatformContext, tenantId: string, showSe
       sourceConfigUrl,
       authorization: { tokenRequiredPolicy: enabled('tokenRequired'), signingKey: key, signingAlgorithm: SIGNING_ALGORITHM },
     },
-    // DRM is not served by this platform yet (its module comes later): no license endpoints.
-    licenseAcquisitionInfo: { enabled: false, authorization: { signingKey: null, signingAlgorithm: null }, endpoints: [] },
+    // The DRM module's license server: ClearKey licenses (and AES-128 keys, whose URL each HLS playlist names) for a DRM
+    // token from `get DRM token`, which the platform signs: no tenant key to show. Widevine and PlayReady licenses are
+    // issued by those vendors' services, not here.
+    licenseAcquisitionInfo: {
+      enabled: true,
+      authorization: { signingKey: null, signingAlgorithm: SIGNING_ALGORITHM },
+      endpoints: [{ licenseUrl: clearKeyLicenseUrl(ctx), certificateUrl: null, systemName: 'ClearKey', systemId: SYSTEM_IDS.clearKey }],
+    },
     [PLAYER_INFO_KEY]: {
       embedUrl: player,
       sourceConfigUrl,
