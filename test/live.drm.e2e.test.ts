@@ -16,8 +16,8 @@ const { dir } = tempDir('mediaplane-live-drm-');
 
 const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
 /** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
-async function decode(file: string, keyHex?: string): Promise<{ md5: string; errors: string }> {
-  const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', '0:v', '-f', 'md5', '-'];
+async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 'v'): Promise<{ md5: string; errors: string }> {
+  const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
   const r = (await run('ffmpeg', args).catch((e) => e)) as { stdout: string; stderr: string };
   return { md5: String(r.stdout).trim(), errors: String(r.stderr) };
 }
@@ -27,6 +27,10 @@ async function decode(file: string, keyHex?: string): Promise<{ md5: string; err
  * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
  * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey;
  * an event's catch-up (a range of the channel's timeline) plays encrypted the same way.
+  });
+
+ * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC ones (`cenc`,
+ * `cbcs`) with ClearKey. drmKeyMode AudioVideoKeys: the players license two keys, the video one and the audio one.
  */
 describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let p: TestPlatform;
@@ -37,6 +41,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let channel: any;
   let hls: any;
   let dash: any;
+  let cbcs: any;
   let token: string;
 
   beforeAll(async () => {
@@ -46,7 +51,8 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       name: 'drm',
       input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
       qualities: [{ resolution: '180p', frameRate: 25 }],
-      endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }],
+      endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }, { type: 'DashDrm', scheme: 'cbcs' }],
+      drmKeyMode: 'AudioVideoKeys',
     });
     expect(created.status).toBe(200);
     const id = created.body.id as string;
@@ -60,7 +66,8 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     encoder = pushRtmp(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
     channel = (await t.json('GET', `/live/v1/channels/${id}`)).body;
     hls = channel.endpoints.find((e: any) => e.format === 'HLS');
-    dash = channel.endpoints.find((e: any) => e.format === 'DASH');
+    dash = channel.endpoints.find((e: any) => e.id === 'dash-cenc');
+    cbcs = channel.endpoints.find((e: any) => e.id === 'dash-cbcs');
     token = (await t.json('POST', '/drm/v1/tokens', { assetId: id })).body.token;
     // The encoder's picture, not the slate's, is in the playlist: its segments follow a discontinuity.
     await until(
@@ -75,23 +82,33 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     await p?.stop();
   });
 
-  it('describes the endpoints: protection, the key id and the channel as content id, SingleKey', async () => {
-    const keyId = hls.protectionDetails.keyIds[0];
+  it('describes the endpoints: protection, the video and audio key ids and the channel as content id, AudioVideoKeys', async () => {
+    const [keyId, audioKeyId] = hls.protectionDetails.keyIds;
     expect(keyId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(hls).toMatchObject({ protection: 'Aes128', type: 'HlsDrm', isDrmProtected: true, drmKeyMode: 'SingleKey' });
-    expect(hls.protectionDetails).toEqual({ keyIds: [keyId], contentId: channel.id });
-    expect(dash).toMatchObject({ protection: 'ClearKey', type: 'DashDrm', protectionDetails: { keyIds: [keyId], contentId: channel.id } });
+    expect(audioKeyId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(audioKeyId).not.toBe(keyId);
+    expect(hls).toMatchObject({ protection: 'Aes128', type: 'HlsDrm', isDrmProtected: true, drmKeyMode: 'AudioVideoKeys' });
+    expect(hls.protectionDetails).toEqual({ keyIds: [keyId, audioKeyId], contentId: channel.id });
+    expect(dash).toMatchObject({ protection: 'ClearKey', type: 'DashDrm', protectionDetails: { keyIds: [keyId, audioKeyId], contentId: channel.id } });
     const conf = (await t.json('GET', `/live/v1/channels/${channel.id}/configuration`)).body;
     expect(conf.endpoints.map((e: any) => [e.type, e.isDrmProtected])).toEqual([
       ['HlsDrm', true],
       ['DashDrm', true],
+      ['DashDrm', true],
     ]);
-    expect(conf.drmKeyMode).toBe('SingleKey');
+    expect(conf.endpoints.map((e: any) => e.scheme)).toEqual(['aes-128', 'cenc', 'cbcs']);
+    expect(cbcs).toMatchObject({
+      protection: 'ClearKey',
+      type: 'DashDrm',
+      url: dash.url.replace('/cenc/', '/cbcs/'),
+      protectionDetails: dash.protectionDetails,
+    });
+    expect(conf.drmKeyMode).toBe('AudioVideoKeys');
     expect((await t.json('GET', `/streaming/v1/assets/${channel.id}`)).body.isDrm).toBe(true);
   });
 
   it('serves encrypted segments only: they decrypt with the licensed key, and the clear files are not served', async () => {
-    const keyId = hls.protectionDetails.keyIds[0];
+    const [keyId, audioKeyId] = hls.protectionDetails.keyIds;
     const base = hls.url.replace(/aes128\/master\.m3u8$/, '');
     const playlist = await (await p.fetch(`${base}aes128/180p.m3u8`)).text();
     expect(playlist).toContain(`#EXT-X-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`);
@@ -124,22 +141,45 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(frames.md5).toMatch(/^MD5=/);
     expect((await decode(garbled)).md5).not.toBe(frames.md5);
 
-    // CENC: the ClearKey license gives the key; ffmpeg decodes the segment with it and not without.
+    // CENC: one ClearKey license gives both keys; ffmpeg decodes the segment with the video key and not without.
     const license = await p.fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ kids: [b64url(keyId)], type: 'temporary' }),
+      body: JSON.stringify({ kids: [b64url(keyId), b64url(audioKeyId)], type: 'temporary' }),
     });
     expect(license.status).toBe(200);
-    const k = ((await license.json()) as any).keys[0].k as string;
-    expect(Buffer.from(k, 'base64url').equals(key)).toBe(true);
+    const licensed = ((await license.json()) as any).keys as { kid: string; k: string }[];
+    const keyOf = (id: string) => Buffer.from(licensed.find((l) => l.kid === b64url(id))!.k, 'base64url');
+    expect(keyOf(keyId).equals(key)).toBe(true);
+    const audioKey = keyOf(audioKeyId);
+    expect(audioKey.equals(key)).toBe(false);
     const mpd = await (await p.fetch(dash.url)).text();
     expect(mpd).toContain(`cenc:default_KID="${keyId}"`);
+    expect(mpd).toContain(`cenc:default_KID="${audioKeyId}"`);
+    // The audio track: its playlist names the audio key's URL, its CENC segment decodes with the audio key only.
+    const audioPlaylist = await (await p.fetch(`${base}aes128/audio.m3u8`)).text();
+    expect(audioPlaylist).toContain(`URI="${p.baseUrl}/drm/v1/licenses/aes128/${audioKeyId}"`);
+    const audioSegment = audioPlaylist
+      .split('\n')
+      .filter((l) => l.endsWith('.m4s'))
+      .at(-1)!;
+    const audioInit = /#EXT-X-MAP:URI="([^"]+)"/.exec(audioPlaylist)![1]!;
+    const audioFile = join(dir, `cenc-audio-${kind}.mp4`);
+    writeFileSync(audioFile, Buffer.concat([await bytes(`cenc/${audioInit}`), await bytes(`cenc/${audioSegment}`)]));
+    const audio = await decode(audioFile, audioKey.toString('hex'), 'a');
+    expect(audio.errors).toBe('');
+    expect((await decode(audioFile, key.toString('hex'), 'a')).md5).not.toBe(audio.md5);
     const cenc = join(dir, `cenc-${kind}.mp4`);
     writeFileSync(cenc, Buffer.concat([await bytes(`cenc/${init}`), await bytes(`cenc/${segment}`)]));
     // The same frames as the AES-128 segment of the same number (both are the one clear segment); without the key not.
     expect(await decode(cenc, key.toString('hex'))).toEqual(frames);
     expect((await decode(cenc)).md5).not.toBe(frames.md5);
+    // cbcs, the same segment again: its MPD says so, ffmpeg decodes it with the same key and not without.
+    expect(await (await p.fetch(cbcs.url)).text()).toContain(`value="cbcs" cenc:default_KID="${keyId}"`);
+    const cbcsFile = join(dir, `cbcs-${kind}.mp4`);
+    writeFileSync(cbcsFile, Buffer.concat([await bytes(`cbcs/${init}`), await bytes(`cbcs/${segment}`)]));
+    expect(await decode(cbcsFile, key.toString('hex'))).toEqual(frames);
+    expect((await decode(cbcsFile)).md5).not.toBe(frames.md5);
   });
 
   it('plays the AES-128 endpoint in hls.js with a DRM token, and not without', async () => {
@@ -172,9 +212,13 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     });
     expect(event.status, JSON.stringify(event.body)).toBe(200);
     const endpoints = (await t.json('GET', `/live/v1/events/${event.body.id}`)).body.catchup.endpoints as any[];
+    // Both keys (video, audio: AudioVideoKeys), per protected endpoint.
+    const details = { keyIds: hls.protectionDetails.keyIds, contentId: channel.id };
+    expect(details.keyIds).toHaveLength(2);
     expect(endpoints.map((e) => [e.id, e.format, e.protection, e.protectionDetails])).toEqual([
-      ['hls-aes128', 'HLS', 'Aes128', { keyIds: [keyId], contentId: channel.id }],
-      ['dash-cenc', 'DASH', 'ClearKey', { keyIds: [keyId], contentId: channel.id }],
+      ['hls-aes128', 'HLS', 'Aes128', details],
+      ['dash-cenc', 'DASH', 'ClearKey', details],
+      ['dash-cbcs', 'DASH', 'ClearKey', details],
     ]);
     const [rangeHls, rangeDash] = endpoints.map((e) => e.url as string);
     expect(rangeHls).toMatch(/\/aes128\/range\/\d+-\d+\/master\.m3u8$/);
@@ -198,6 +242,16 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       expect(played.videoHeight, player).toBe(180);
       expect(played.times.at(-1)! - played.times[0]!, player).toBeGreaterThan(0);
     }
+  });
+
+  it('plays the cbcs endpoint in dash.js with ClearKey (EME: Chromium decrypts cbcs) and not without a token', async () => {
+    const played = await play(browser, page.url, cbcs.url, { player: 'dash', seconds: 3, drmToken: token });
+    expect(played.error).toBeUndefined();
+    expect(played.videoHeight).toBe(180);
+    expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
+    // Without a token the license is refused: the init segment gives the picture's size, but the playhead never moves.
+    const refused = await play(browser, page.url, cbcs.url, { player: 'dash', seconds: 3, drmToken: '' });
+    expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
   });
 
   it("counts the players' key and license requests for the channel in the DRM statistics", async () => {

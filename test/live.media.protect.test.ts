@@ -14,7 +14,24 @@ const KEY = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
 const KEY_ID = '0123abcd-4567-89ef-0123-456789abcdef';
 const PROTECTION: LiveProtection = {
   hls: { scheme: 'aes-128', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/aes128/k' },
-  dash: { scheme: 'cenc', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/clearkey' },
+  dash: [
+    { scheme: 'cenc', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/clearkey' },
+    { scheme: 'cbcs', key: KEY, keyId: KEY_ID, keyUrl: 'https://drm.example/clearkey', iv: Buffer.from('f0e1d2c3b4a5968778695a4b3c2d1e0f', 'hex') },
+  ],
+};
+
+const AUDIO_KEY = Buffer.from('ffeeddccbbaa99887766554433221100', 'hex');
+const AUDIO_KEY_ID = '89abcdef-0123-4567-89ab-cdef01234567';
+const audioOf = (e: { scheme: 'aes-128' | 'cenc' | 'cbcs' }) => ({
+  key: AUDIO_KEY,
+  keyId: AUDIO_KEY_ID,
+  keyUrl: `https://drm.example/audio-${e.scheme}`,
+  ...(e.scheme === 'cbcs' ? { iv: Buffer.from('00112233445566770011223344556677', 'hex') } : {}),
+});
+/** drmKeyMode AudioVideoKeys: the same endpoints with the audio tracks' own key. */
+const AUDIO_VIDEO: LiveProtection = {
+  hls: { ...PROTECTION.hls!, audio: audioOf(PROTECTION.hls!) },
+  dash: PROTECTION.dash!.map((d) => ({ ...d, audio: audioOf(d) })),
 };
 
 const md5 = async (file: string, key?: Buffer) =>
@@ -38,6 +55,8 @@ describe('Live DRM publishing', () => {
   const { dir, cleanup } = tempDir('mediaplane-live-protect-');
   let init: Buffer;
   let segment: Buffer;
+  let audioInit: Buffer;
+  let audioSegment: Buffer;
 
   beforeAll(async () => {
     await runFfmpeg([
@@ -45,6 +64,11 @@ describe('Live DRM publishing', () => {
       ...['-init_seg_name', 'init.m4s', '-media_seg_name', 'chunk-$Number$.m4s', join(dir, 'manifest.mpd')],
     ]);
     [init, segment] = [readFileSync(join(dir, 'init.m4s')), readFileSync(join(dir, 'chunk-1.m4s'))];
+    await runFfmpeg([
+      ...['-f', 'lavfi', '-i', 'sine=f=440:r=48000', '-t', '2', '-c:a', 'aac', '-b:a', '64k', '-f', 'dash', '-seg_duration', '1'],
+      ...['-init_seg_name', 'a-init.m4s', '-media_seg_name', 'a-chunk-$Number$.m4s', join(dir, 'audio.mpd')],
+    ]);
+    [audioInit, audioSegment] = [readFileSync(join(dir, 'a-init.m4s')), readFileSync(join(dir, 'a-chunk-1.m4s'))];
   });
   afterAll(() => cleanup());
 
@@ -54,7 +78,7 @@ describe('Live DRM publishing', () => {
     return file;
   };
 
-  it('publishes each segment clear, AES-128 (IV = its number) and CENC; the encrypted ones decode only with the key', async () => {
+  it('publishes each segment clear, AES-128 (IV = its number), CENC cenc and cbcs; the encrypted ones decode only with the key', async () => {
     const store = memoryStore();
     const out = protectedPublisher(PROTECTION, store.publish, store.remove, quietLog());
     await out.publish('180p/init-1.mp4', init, 'video/mp4');
@@ -72,9 +96,66 @@ describe('Live DRM publishing', () => {
     const cenc = write('cenc.mp4', store.files.get('cenc/180p/init-1.mp4')!, store.files.get('cenc/180p/7.m4s')!);
     expect(await md5(cenc, KEY)).toBe(clear);
     expect(await md5(cenc).catch(() => 'undecodable')).not.toBe(clear);
+    // cbcs: the scheme and the constant IV in tenc, the 1:9 pattern for video (most of the slice data stays clear).
+    const cbcsInit = store.files.get('cbcs/180p/init-1.mp4')!;
+    expect(cbcsInit.includes(Buffer.from('cbcs'))).toBe(true);
+    expect(cbcsInit.includes(PROTECTION.dash![1]!.iv!)).toBe(true);
+    const cbcsSegment = store.files.get('cbcs/180p/7.m4s')!;
+    const cbcs = write('cbcs.mp4', cbcsInit, cbcsSegment);
+    expect(await md5(cbcs, KEY)).toBe(clear);
+    expect(await md5(cbcs).catch(() => 'undecodable')).not.toBe(clear);
+    expect(cbcsSegment.equals(store.files.get('cenc/180p/7.m4s')!)).toBe(false);
 
     await out.remove(['180p/7.m4s']);
     expect([...store.files.keys()].filter((k) => k.endsWith('7.m4s'))).toEqual([]);
+  });
+
+  it('AudioVideoKeys: the audio track is encrypted with its own key (AES-128, cenc, cbcs), signalled in playlists and MPD', async () => {
+    const store = memoryStore();
+    const out = protectedPublisher(AUDIO_VIDEO, store.publish, store.remove, quietLog());
+    for (const [track, i, s] of [
+      ['180p', init, segment],
+      ['audio', audioInit, audioSegment],
+    ] as const) {
+      await out.publish(`${track}/init-1.mp4`, i, 'video/mp4');
+      await out.publish(`${track}/3.m4s`, s, 'video/iso.segment');
+    }
+    const iv = Buffer.alloc(16);
+    iv.writeBigUInt64BE(3n, 8);
+    const decipher = createDecipheriv('aes-128-cbc', AUDIO_KEY, iv);
+    const aes = store.files.get('aes128/audio/3.m4s')!;
+    expect(Buffer.concat([decipher.update(aes), decipher.final()]).equals(audioSegment)).toBe(true);
+
+    const clearAudio = await md5(write('clear-a.mp4', audioInit, audioSegment));
+    const clearVideo = await md5(write('clear-v.mp4', init, segment));
+    for (const scheme of ['cenc', 'cbcs']) {
+      const a = write(`${scheme}-a.mp4`, store.files.get(`${scheme}/audio/init-1.mp4`)!, store.files.get(`${scheme}/audio/3.m4s`)!);
+      expect(await md5(a, AUDIO_KEY), scheme).toBe(clearAudio);
+      expect(await md5(a, KEY).catch(() => 'undecodable'), scheme).not.toBe(clearAudio);
+      const v = write(`${scheme}-v.mp4`, store.files.get(`${scheme}/180p/init-1.mp4`)!, store.files.get(`${scheme}/180p/3.m4s`)!);
+      expect(await md5(v, KEY), scheme).toBe(clearVideo);
+      // Either init segment names both key ids in its common PSSH: a player licenses both from the first it reads.
+      const kids = [KEY_ID, AUDIO_KEY_ID].map((k) => Buffer.from(k.replace(/-/g, ''), 'hex'));
+      for (const k of kids) expect(store.files.get(`${scheme}/audio/init-1.mp4`)!.includes(k)).toBe(true);
+    }
+
+    const playlist = (track: string) => ['#EXTM3U', `#EXT-X-MAP:URI="${track}/init-1.mp4"`, '#EXTINF:1.000000,', `${track}/3.m4s`, ''].join('\n');
+    await out.publish('audio.m3u8', Buffer.from(playlist('audio')), 'application/vnd.apple.mpegurl');
+    await out.publish('180p.m3u8', Buffer.from(playlist('180p')), 'application/vnd.apple.mpegurl');
+    expect(store.files.get('aes128/audio.m3u8')!.toString()).toContain('URI="https://drm.example/audio-aes-128"');
+    expect(store.files.get('aes128/180p.m3u8')!.toString()).toContain('URI="https://drm.example/aes128/k"');
+    const mpd = [
+      '<MPD>',
+      '<AdaptationSet contentType="video" mimeType="video/mp4">',
+      '</AdaptationSet>',
+      '<AdaptationSet contentType="audio" mimeType="audio/mp4">',
+      '</AdaptationSet>',
+      '</MPD>',
+    ].join('\n');
+    await out.publish('manifest.mpd', Buffer.from(mpd), 'application/dash+xml');
+    const cbcsMpd = store.files.get('cbcs/manifest.mpd')!.toString();
+    expect(cbcsMpd).toMatch(new RegExp(`contentType="video"[^]*default_KID="${KEY_ID}"[^]*contentType="audio"[^]*default_KID="${AUDIO_KEY_ID}"`));
+    expect(cbcsMpd).toContain('<dashif:Laurl>https://drm.example/audio-cbcs</dashif:Laurl>');
   });
 
   it('a continued pipeline publishes the encrypted init segments again, byte for byte, and encrypts what follows', async () => {
@@ -121,6 +202,7 @@ describe('Live DRM publishing', () => {
     expect(mpd).toContain('<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS" a="b">');
     expect(mpd).toContain(`value="cenc" cenc:default_KID="${KEY_ID}"`);
     expect(mpd).toContain('<dashif:Laurl>https://drm.example/clearkey</dashif:Laurl>');
+    expect(store.files.get('cbcs/manifest.mpd')!.toString()).toContain(`value="cbcs" cenc:default_KID="${KEY_ID}"`);
   });
 
   it("writes each segment's IV in a range's playlist (its media sequence counts from 0)", () => {

@@ -20,6 +20,13 @@ export interface CencKey {
   constantIv?: Buffer;
   /** Full `pssh` boxes (serialised) to put in the initialisation segment. */
   pssh: Buffer[];
+  /** Audio tracks' own key (drmKeyMode `AudioVideoKeys`); absent: audio is encrypted with `key` too. */
+  audio?: { key: Buffer; keyId: Buffer; constantIv?: Buffer };
+}
+
+/** The key, key id and IV that tracks of this kind are encrypted with. */
+function keyOf(k: CencKey, kind: 'video' | 'audio'): CencKey {
+  return kind === 'audio' && k.audio ? { ...k, ...k.audio } : k;
 }
 
 interface TrackInfo {
@@ -38,7 +45,8 @@ const VIDEO_ENTRIES = new Set(['avc1', 'avc3']);
 const AUDIO_ENTRIES = new Set(['mp4a']);
 const CLEAR_LEAD = 32;
 
-function tenc(k: CencKey, kind: 'video' | 'audio'): Box {
+function tenc(all: CencKey, kind: 'video' | 'audio'): Box {
+  const k = keyOf(all, kind);
   if (k.scheme === 'cenc') return fullBox('tenc', 0, 0, Buffer.concat([Buffer.from([0, 0, 1, 8]), k.keyId]));
   const pattern = kind === 'video' ? (1 << 4) | 9 : 0;
   const iv = k.constantIv!;
@@ -131,7 +139,8 @@ function videoSubsamples(sample: Buffer, nalLengthSize: number): Subsample[] {
 }
 
 /** Encrypts the protected ranges of one sample in place. */
-function encryptSample(sample: Buffer, subsamples: Subsample[] | undefined, k: CencKey, iv: Buffer, kind: 'video' | 'audio'): void {
+function encryptSample(sample: Buffer, subsamples: Subsample[] | undefined, all: CencKey, iv: Buffer, kind: 'video' | 'audio'): void {
+  const k = keyOf(all, kind);
   const ranges: [number, number][] = [];
   if (!subsamples) ranges.push([0, sample.length]);
   else {

@@ -27,6 +27,16 @@ export interface OutputEncryption {
   keyUrl: string;
   /** cbcs: the constant IV (16 bytes). */
   iv?: Buffer;
+  /**
+   * drmKeyMode `AudioVideoKeys`: the audio tracks' own key (the fields above are then the video tracks'); its `keyUrl`
+   * goes into the audio media playlists.
+   */
+  audio?: { key: Buffer; keyId: string; keyUrl: string; iv?: Buffer };
+}
+
+/** The key of the tracks of one kind. */
+export function encryptionOf(e: OutputEncryption, kind: 'video' | 'audio'): OutputEncryption {
+  return kind === 'audio' && e.audio ? { ...e, ...e.audio, audio: undefined } : e;
 }
 
 const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -36,7 +46,8 @@ const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * license URL. The W3C common PSSH stays in the initialisation segments only: dash.js 5 would send it from the MPD
  * as `keyids` init data, which Chromium refuses; from `cenc:default_KID` it builds proper `keyids`.
  */
-export function contentProtection(e: OutputEncryption): string {
+export function contentProtection(e: OutputEncryption, kind: 'video' | 'audio' = 'video'): string {
+  e = encryptionOf(e, kind);
   return [
     `<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="${e.scheme}" cenc:default_KID="${e.keyId}"/>`,
     `<ContentProtection schemeIdUri="urn:uuid:${SYSTEM_IDS.clearKey}" value="ClearKey1.0"><dashif:Laurl>${esc(e.keyUrl)}</dashif:Laurl></ContentProtection>`,
@@ -46,8 +57,11 @@ export function contentProtection(e: OutputEncryption): string {
 /** The CENC key of an output: its key id as bytes, and the W3C common PSSH (what EME's ClearKey reads) to carry. */
 export function cencKeyOf(e: OutputEncryption): CencKey {
   if (e.scheme === 'aes-128') throw new Error('DASH outputs are encrypted with cenc or cbcs');
-  const keyId = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
-  return { key: e.key, keyId, scheme: e.scheme, constantIv: e.iv, pssh: [psshBox(SYSTEM_IDS.common, [keyId])] };
+  const kid = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
+  const keyId = kid(e.keyId);
+  const audio = e.audio ? { key: e.audio.key, keyId: kid(e.audio.keyId), constantIv: e.audio.iv } : undefined;
+  // One common PSSH names every key id: a player learns all the keys it needs from any init segment.
+  return { key: e.key, keyId, scheme: e.scheme, constantIv: e.iv, pssh: [psshBox(SYSTEM_IDS.common, audio ? [keyId, audio.keyId] : [keyId])], audio };
 }
 
 /**
@@ -71,7 +85,10 @@ export async function protectDash(dir: string, e: OutputEncryption): Promise<voi
   const mpdPath = join(dir, 'manifest.mpd');
   let mpd = await readFile(mpdPath, 'utf8');
   mpd = mpd.replace(/<MPD\b/, '<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS"');
-  mpd = mpd.replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n\t\t\t${contentProtection(e)}`);
+  mpd = mpd.replace(
+    /<AdaptationSet\b[^>]*contentType="(video|audio)"[^>]*>/g,
+    (open, kind: 'video' | 'audio') => `${open}\n\t\t\t${contentProtection(e, kind)}`,
+  );
   await writeFile(mpdPath, mpd);
 }
 
@@ -81,10 +98,11 @@ export async function protectDash(dir: string, e: OutputEncryption): Promise<voi
  * `#EXT-X-KEY:METHOD=AES-128` with the key URL before the first segment of each media playlist. Done after the
  * finishing steps, which read the clear segments (codecs, measured bandwidth).
  */
-export async function protectHls(dir: string, e: OutputEncryption, mediaPlaylists: string[]): Promise<void> {
-  if (e.scheme !== 'aes-128') throw new Error('HLS MPEG-TS outputs are encrypted with aes-128');
-  const keyLine = `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
-  for (const playlist of mediaPlaylists) {
+export async function protectHls(dir: string, all: OutputEncryption, mediaPlaylists: string[], audioPlaylists: string[] = []): Promise<void> {
+  if (all.scheme !== 'aes-128') throw new Error('HLS MPEG-TS outputs are encrypted with aes-128');
+  for (const playlist of [...mediaPlaylists, ...audioPlaylists]) {
+    const e = encryptionOf(all, audioPlaylists.includes(playlist) ? 'audio' : 'video');
+    const keyLine = `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
     const text = await readFile(playlist, 'utf8');
     const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
     const { segments } = await readMediaPlaylist(playlist);
@@ -108,7 +126,7 @@ export async function protectOutput(layout: EncodeLayout, e: OutputEncryption): 
   if (streaming === 'hls' && e.scheme === 'aes-128') {
     const dir = join(layout.outDir, 'hls');
     const { video, audio } = mediaPlaylists(layout, dir, false);
-    return protectHls(dir, e, [...video, ...audio]);
+    return protectHls(dir, e, video, audio);
   }
   if (streaming === 'dash' && e.scheme !== 'aes-128') return protectDash(join(layout.outDir, 'dash'), e);
   throw new Error(`preset ${layout.preset.id}: ${e.scheme} encryption is made for ${e.scheme === 'aes-128' ? 'hls' : 'dash'} packaging only`);

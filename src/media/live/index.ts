@@ -22,4 +22,4 @@ export { startSrtRelay } from './srtRelay.ts';
 export type { CaptionModel } from './captionModels.ts';
 export { captionModel, installedCaptionModels } from './captionModels.ts';
 export type { LiveProtection } from './protect.ts';
-export { DASH_DRM_PREFIX, HLS_DRM_PREFIX } from './protect.ts';
+export { dashDrmPrefix, HLS_DRM_PREFIX } from './protect.ts';

@@ -4,7 +4,7 @@ import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, FORENSIC_TRACKS, forensicArgs, forensicTracks, runArgs, type ForensicArgs, type RunSource } from './args.ts';
 import { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
-import { DASH_DRM_PREFIX, HLS_DRM_PREFIX, protectedPublisher } from './protect.ts';
+import { protectedPrefixes, protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
@@ -290,7 +290,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         const inits = resume.tracks.filter((t) => t.periodInit && t.periodInitKey);
         await output.resume(inits.map((t) => ({ key: t.periodInitKey!, track: t.name, body: Buffer.from(t.periodInit!, 'base64') })));
       }
-      const captionPrefixes = ['', ...(o.protection?.hls ? [HLS_DRM_PREFIX] : []), ...(o.protection?.dash ? [DASH_DRM_PREFIX] : [])];
+      const captionPrefixes = ['', ...(o.protection ? protectedPrefixes(o.protection) : [])];
       // Live captions: recognized beside the pipeline from the audio segments it publishes (docs/decisions/live.md).
       captioner = o.captions
         ? new LiveCaptioner({

@@ -1,7 +1,7 @@
 import { createCipheriv } from 'node:crypto';
 import type { Logger } from 'pino';
 import { encryptInit, encryptSegment, type InitTracks } from '../cenc.ts';
-import { cencKeyOf, contentProtection, type OutputEncryption } from '../protect.ts';
+import { cencKeyOf, contentProtection, encryptionOf, type OutputEncryption } from '../protect.ts';
 
 /**
  * A live channel's encrypted outputs (docs/decisions/drm.md, "Live channels"): beside the clear files the packager
@@ -11,12 +11,29 @@ import { cencKeyOf, contentProtection, type OutputEncryption } from '../protect.
 export interface LiveProtection {
   /** `HlsDrm`: fMP4 segments encrypted whole with AES-128-CBC under `aes128/`, the init segments clear. */
   hls?: OutputEncryption;
-  /** `DashDrm`: Common Encryption (`cenc`) of every track under `cenc/`, the W3C common PSSH in the init segments. */
-  dash?: OutputEncryption;
+  /**
+   * `DashDrm`: Common Encryption of every track under `<scheme>/` (`cenc/`, `cbcs/`: a channel may have one endpoint
+   * of each), the W3C common PSSH in the init segments.
+   */
+  dash?: OutputEncryption[];
 }
 
 export const HLS_DRM_PREFIX = 'aes128/';
-export const DASH_DRM_PREFIX = 'cenc/';
+/** Where a `DashDrm` endpoint of this scheme publishes, under the channel's prefix. */
+export const dashDrmPrefix = (scheme: 'cenc' | 'cbcs'): string => `${scheme}/`;
+
+/** Every prefix the protected endpoints publish under. */
+export function protectedPrefixes(p: LiveProtection): string[] {
+  return [...(p.hls ? [HLS_DRM_PREFIX] : []), ...(p.dash ?? []).map((d) => dashDrmPrefix(cencScheme(d)))];
+}
+
+function cencScheme(e: OutputEncryption): 'cenc' | 'cbcs' {
+  if (e.scheme === 'aes-128') throw new Error('DashDrm endpoints are encrypted with cenc or cbcs');
+  return e.scheme;
+}
+
+/** The packager names the audio track `audio` and each video track by its quality (manifests.ts). */
+const kindOf = (track: string): 'video' | 'audio' => (track === 'audio' ? 'audio' : 'video');
 
 type Publish = (key: string, body: Buffer, contentType: string) => Promise<void>;
 
@@ -88,7 +105,7 @@ export function hlsDrmRangePlaylist(text: string, keyUrl: string): string {
 export function dashDrmManifest(mpd: string, e: OutputEncryption): string {
   return mpd
     .replace(/<MPD\b/, '<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS"')
-    .replace(/<AdaptationSet\b[^>]*contentType="(?:video|audio)"[^>]*>/g, (open) => `${open}\n      ${contentProtection(e)}`);
+    .replace(/<AdaptationSet\b[^>]*contentType="(video|audio)"[^>]*>/g, (open, kind: 'video' | 'audio') => `${open}\n      ${contentProtection(e, kind)}`);
 }
 
 /**
@@ -97,17 +114,18 @@ export function dashDrmManifest(mpd: string, e: OutputEncryption): string {
  * The encrypted copies of expired segments are removed with them.
  */
 export function protectedPublisher(p: LiveProtection, publish: Publish, remove: (keys: string[]) => Promise<void>, log: Logger) {
-  const cenc = p.dash ? cencKeyOf(p.dash) : undefined;
+  const dash = (p.dash ?? []).map((e) => ({ e, prefix: dashDrmPrefix(cencScheme(e)), key: cencKeyOf(e) }));
   /** Per track, what its current init segment says about its tracks (the CENC of its segments needs it). */
   const initTracks = new Map<string, InitTracks>();
-  const prefixes = [...(p.hls ? [HLS_DRM_PREFIX] : []), ...(p.dash ? [DASH_DRM_PREFIX] : [])];
+  const prefixes = protectedPrefixes(p);
 
   async function publishInit(key: string, track: string, body: Buffer, contentType: string): Promise<void> {
     if (p.hls) await publish(HLS_DRM_PREFIX + key, body, contentType);
-    if (cenc) {
-      const { init, tracks } = encryptInit(body, cenc);
+    for (const d of dash) {
+      const { init, tracks } = encryptInit(body, d.key);
+      // The track layout does not depend on the scheme: any endpoint's reading of the init segment serves all.
       initTracks.set(track, tracks);
-      await publish(DASH_DRM_PREFIX + key, init, contentType);
+      await publish(d.prefix + key, init, contentType);
     }
   }
 
@@ -116,16 +134,20 @@ export function protectedPublisher(p: LiveProtection, publish: Publish, remove: 
     if (init) return publishInit(key, init[1]!, body, contentType);
     const segment = SEGMENT.exec(key);
     if (segment) {
-      if (p.hls) await publish(HLS_DRM_PREFIX + key, encryptWhole(body, p.hls.key, Number(segment[2])), contentType);
+      if (p.hls) await publish(HLS_DRM_PREFIX + key, encryptWhole(body, encryptionOf(p.hls, kindOf(segment[1]!)).key, Number(segment[2])), contentType);
       const tracks = initTracks.get(segment[1]!);
-      if (cenc && tracks) await publish(DASH_DRM_PREFIX + key, encryptSegment(body, tracks, cenc), contentType);
-      else if (cenc) log.error({ key }, 'a live segment without a known init segment is left out of the encrypted output');
+      if (dash.length > 0 && !tracks) log.error({ key }, 'a live segment without a known init segment is left out of the encrypted output');
+      if (tracks) for (const d of dash) await publish(d.prefix + key, encryptSegment(body, tracks, d.key), contentType);
       return;
     }
     if (p.hls && key === 'master.m3u8') return publish(HLS_DRM_PREFIX + key, body, contentType);
     if (p.hls && /^[^/]+\.m3u8$/.test(key) && !key.endsWith('.delta.m3u8'))
-      return publish(HLS_DRM_PREFIX + key, Buffer.from(hlsDrmPlaylist(body.toString('utf8'), p.hls.keyUrl)), contentType);
-    if (p.dash && key === 'manifest.mpd') return publish(DASH_DRM_PREFIX + key, Buffer.from(dashDrmManifest(body.toString('utf8'), p.dash)), contentType);
+      return publish(
+        HLS_DRM_PREFIX + key,
+        Buffer.from(hlsDrmPlaylist(body.toString('utf8'), encryptionOf(p.hls, kindOf(key.slice(0, -'.m3u8'.length))).keyUrl)),
+        contentType,
+      );
+    if (key === 'manifest.mpd') for (const d of dash) await publish(d.prefix + key, Buffer.from(dashDrmManifest(body.toString('utf8'), d.e)), contentType);
     // Anything else (low-latency parts and delta playlists: DRM channels are NormalLatency) has no encrypted form.
   }
 

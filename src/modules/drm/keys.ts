@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { conflict } from '../../platform/errors.ts';
@@ -53,6 +53,37 @@ export async function singleKeyFor(ctx: PlatformContext, tenantId: string, conte
   if (row) return { keyId: row.keyId, contentId, key: openKey(secretsOf(ctx), row.keyId, row.sealedKey) };
   return (await keysFor(ctx, tenantId, contentId, [newId()]))[0];
 }
+
+/**
+ * drmKeyMode `AudioVideoKeys` (docs/decisions/drm.md, "Key modes"): the video tracks keep the content's first key (as
+ * SingleKey), the audio tracks get their own, whose key id is derived from the content id. Derived, so that every
+ * place that describes or encrypts a content (EndpointInfo, each pipeline of a live channel) names the same key
+ * without storing it; key ids are public, the key itself stays random.
+ */
+export function audioKeyIdOf(contentId: string): string {
+  const h = createHash('sha256').update(`mediaplane audio key id\0${contentId}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80; // UUID version 8 (custom), RFC 9562
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** The keys of a content in a key mode: the first key, and in `AudioVideoKeys` the audio tracks' key too. */
+export async function contentKeysFor(
+  ctx: PlatformContext,
+  tenantId: string,
+  contentId: string,
+  mode: DrmKeyMode,
+): Promise<{ video: ContentKey; audio?: ContentKey }> {
+  const video = await singleKeyFor(ctx, tenantId, contentId);
+  if (mode !== 'AudioVideoKeys') return { video };
+  const [audio] = await keysFor(ctx, tenantId, contentId, [audioKeyIdOf(contentId)]);
+  return { video, audio };
+}
+
+/** `SingleKey`: one key for every track; `AudioVideoKeys`: one for the video tracks, another for the audio tracks. */
+export const DRM_KEY_MODES = ['SingleKey', 'AudioVideoKeys'] as const;
+export type DrmKeyMode = (typeof DRM_KEY_MODES)[number];
 
 /** Keys by id, of this tenant only. */
 export async function keysById(ctx: PlatformContext, tenantId: string, keyIds: string[]): Promise<ContentKey[]> {

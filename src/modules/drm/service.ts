@@ -1,4 +1,4 @@
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { createHmac, X509Certificate } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { OutputEncryption } from '../../media/protect.ts';
@@ -6,30 +6,36 @@ import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { recordEvent } from '../../platform/events.ts';
 import { DRM_SYSTEMS, systemIdOf, systemSignal, type DrmSystemName } from './drmSystems.ts';
-import { CONTENT_ID, keysFor, singleKeyFor } from './keys.ts';
+import { CONTENT_ID, contentKeysFor, keysFor, type DrmKeyMode } from './keys.ts';
 import { drmSettings } from './tables.ts';
 import { licenseUrls } from './urls.ts';
 
 /**
- * What other modules use: the key of a protected output. SingleKey mode: every track of a content (a VOD asset) is
- * encrypted with the content's one key, created on first use.
+ * What other modules use: the keys of a protected output. SingleKey mode: every track of a content (a VOD asset, a
+ * live channel) is encrypted with the content's one key, created on first use; AudioVideoKeys: the audio tracks with
+ * a second key.
  */
 export async function outputEncryption(
   ctx: PlatformContext,
   tenantId: string,
   contentId: string,
   scheme: OutputEncryption['scheme'],
+  mode: DrmKeyMode = 'SingleKey',
 ): Promise<OutputEncryption> {
-  const { keyId, key } = await singleKeyFor(ctx, tenantId, contentId);
-  const urls = licenseUrls(ctx, keyId);
-  return {
-    scheme,
-    key,
-    keyId,
-    keyUrl: scheme === 'aes-128' ? urls.aes128KeyUrl : urls.clearKeyLicenseUrl,
-    iv: scheme === 'cbcs' ? randomBytes(16) : undefined,
+  const keys = await contentKeysFor(ctx, tenantId, contentId, mode);
+  const of = ({ keyId, key }: { keyId: string; key: Buffer }) => {
+    const urls = licenseUrls(ctx, keyId);
+    return { key, keyId, keyUrl: scheme === 'aes-128' ? urls.aes128KeyUrl : urls.clearKeyLicenseUrl, iv: scheme === 'cbcs' ? constantIvOf(key) : undefined };
   };
+  return { scheme, ...of(keys.video), ...(keys.audio ? { audio: of(keys.audio) } : {}) };
 }
+
+/**
+ * The cbcs constant IV of a key: derived from it, so that every pipeline of a live channel (restarts, takeovers: the
+ * init segments, whose `tenc` carries the IV, are published again byte for byte) and every output of an asset agree
+ * without storing it. Unpredictable without the key; cbcs needs no more of a constant IV than that.
+ */
+export const constantIvOf = (key: Buffer): Buffer => createHmac('sha256', key).update('mediaplane cbcs constant IV').digest().subarray(0, 16);
 
 export interface AneviaKeyRequest {
   contentId: string;

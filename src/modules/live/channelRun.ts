@@ -117,7 +117,7 @@ export class ChannelRun {
     // A pulled input (input.mp4Sources) is set at once, looped; a pushed one when the encoder connects.
     const source = this.row.input.type === 'MP4_FILE' ? this.row.input.mp4Sources[0] : undefined;
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
-    const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints);
+    const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints, this.row.drmKeyMode);
     const renditions = audioOnly ? [] : renditionsOf(this.row.qualities, vertical);
     // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes the two marked variants.
     const watermark = this.row.isWatermarkProtected

@@ -1,16 +1,26 @@
 import type { PlatformContext } from '../../context.ts';
-import { DASH_DRM_PREFIX, HLS_DRM_PREFIX, type LiveProtection } from '../../media/live/index.ts';
-import { singleKeyFor } from '../drm/keys.ts';
+import { dashDrmPrefix, HLS_DRM_PREFIX, type LiveProtection } from '../../media/live/index.ts';
+import { audioKeyIdOf, contentKeysFor, type DrmKeyMode } from '../drm/keys.ts';
 import { outputEncryption } from '../drm/service.ts';
 import type { ChannelEndpointRow } from './tables.ts';
 
 /**
  * DRM of live channels (docs/decisions/drm.md, "Live channels"): the channel id is the content id, SingleKey (one
- * key, from the DRM module's key store, for every track and both endpoints), no key rotation.
+ * key, from the DRM module's key store, for every track and every endpoint) or AudioVideoKeys (a second key for the
+ * audio track), no key rotation.
  */
 
+export const keyModeOf = (mode: string | null | undefined): DrmKeyMode => (mode === 'AudioVideoKeys' ? 'AudioVideoKeys' : 'SingleKey');
+
+/** The key ids of a protected endpoint, as EndpointInfo's `protectionDetails.keyIds` lists them (video first). */
+export const keyIdsOf = (channelId: string, keyId: string, mode: string | null | undefined): string[] =>
+  keyModeOf(mode) === 'AudioVideoKeys' ? [keyId, audioKeyIdOf(channelId)] : [keyId];
+
 /** Where a protected endpoint's files are, under the channel's prefix. */
-export const drmPrefixOf = (e: ChannelEndpointRow): string => (e.type.startsWith('Hls') ? HLS_DRM_PREFIX : DASH_DRM_PREFIX);
+export const drmPrefixOf = (e: ChannelEndpointRow): string => (e.type.startsWith('Hls') ? HLS_DRM_PREFIX : dashDrmPrefix(dashSchemeOf(e)));
+
+/** The Common Encryption scheme of a `DashDrm` endpoint: `cenc` unless it asks for `cbcs`. */
+export const dashSchemeOf = (e: ChannelEndpointRow): 'cenc' | 'cbcs' => (e.scheme === 'cbcs' ? 'cbcs' : 'cenc');
 
 /** The endpoints with the channel's key id on the protected ones; the key is created with the first of them. */
 export async function withChannelKey(
@@ -18,9 +28,10 @@ export async function withChannelKey(
   tenantId: string,
   channelId: string,
   endpoints: ChannelEndpointRow[],
+  mode: string | null | undefined,
 ): Promise<ChannelEndpointRow[]> {
   if (!endpoints.some((e) => e.isDrmProtected)) return endpoints;
-  const { keyId } = await singleKeyFor(ctx, tenantId, channelId);
+  const { keyId } = (await contentKeysFor(ctx, tenantId, channelId, keyModeOf(mode))).video;
   return endpoints.map((e) => (e.isDrmProtected ? { ...e, keyId } : e));
 }
 
@@ -30,13 +41,14 @@ export async function channelProtection(
   tenantId: string,
   channelId: string,
   endpoints: ChannelEndpointRow[],
+  mode: string | null | undefined,
 ): Promise<LiveProtection | undefined> {
   const hls = endpoints.some((e) => e.isDrmProtected && e.type === 'HlsDrm');
-  const dash = endpoints.some((e) => e.isDrmProtected && e.type === 'DashDrm');
-  if (!hls && !dash) return undefined;
+  const dash = endpoints.filter((e) => e.isDrmProtected && e.type === 'DashDrm').map(dashSchemeOf);
+  if (!hls && dash.length === 0) return undefined;
   return {
-    ...(hls ? { hls: await outputEncryption(ctx, tenantId, channelId, 'aes-128') } : {}),
-    ...(dash ? { dash: await outputEncryption(ctx, tenantId, channelId, 'cenc') } : {}),
+    ...(hls ? { hls: await outputEncryption(ctx, tenantId, channelId, 'aes-128', keyModeOf(mode)) } : {}),
+    ...(dash.length > 0 ? { dash: await Promise.all(dash.map((scheme) => outputEncryption(ctx, tenantId, channelId, scheme, keyModeOf(mode)))) } : {}),
   };
 }
 

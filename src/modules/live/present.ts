@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import { drmPrefixOf } from './drm.ts';
+import { dashSchemeOf, drmPrefixOf, keyIdsOf } from './drm.ts';
 import { qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';
@@ -20,13 +20,18 @@ export function endpointsOf(config: Config, row: ChannelRow) {
     const drm = e.isDrmProtected && e.keyId ? e.keyId : undefined;
     const url = mediaUrl(config, row.tenantId, row.id, drm ? drmPrefixOf(e) + file : file);
     return {
-      id: hls ? (drm ? 'hls-aes128' : 'hls') : drm ? 'dash-cenc' : 'dash',
+      id: hls ? (drm ? 'hls-aes128' : 'hls') : drm ? `dash-${dashSchemeOf(e)}` : 'dash',
       accessType: 'Http',
       format: hls ? 'HLS' : 'DASH',
       url,
       protection: drm ? (hls ? 'Aes128' : 'ClearKey') : 'None',
       ...(drm
-        ? { protectionDetails: { keyIds: [drm], contentId: row.id }, type: e.type, isDrmProtected: true, drmKeyMode: row.drmKeyMode ?? 'SingleKey' }
+        ? {
+            protectionDetails: { keyIds: keyIdsOf(row.id, drm, row.drmKeyMode), contentId: row.id },
+            type: e.type,
+            isDrmProtected: true,
+            drmKeyMode: row.drmKeyMode ?? 'SingleKey',
+          }
         : {}),
       manifest: url,
       hasVerticalOrientation: e.hasVerticalOrientation,
@@ -103,7 +108,12 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
     id: row.id,
     name: row.name,
     codeName: slug(row.name),
-    endpoints: row.endpoints.map((e) => ({ type: e.type, hasVerticalOrientation: e.hasVerticalOrientation, isDrmProtected: e.isDrmProtected })),
+    endpoints: row.endpoints.map((e) => ({
+      type: e.type,
+      hasVerticalOrientation: e.hasVerticalOrientation,
+      isDrmProtected: e.isDrmProtected,
+      ...(e.isDrmProtected ? { scheme: e.type === 'HlsDrm' ? 'aes-128' : dashSchemeOf(e) } : {}),
+    })),
     qualities: row.qualities.map((q) => ({ resolution: qualityLabel(q), frameRate: Math.round(q.frameRate) })),
     restreams: row.restreams.map((r) => ({
       id: r.id,

@@ -42,6 +42,8 @@ export const ChannelEndpointRequest = Type.Object({
   type: Enum(ENDPOINT_TYPES),
   hasVerticalOrientation: Type.Optional(Type.Boolean()),
   isDrmProtected: Type.Optional(Type.Boolean()),
+  /** Encryption of a DRM endpoint, as a VOD preset's `protection.scheme`: `aes-128` (HlsDrm), `cenc` (DashDrm's default) or `cbcs`. */
+  scheme: Type.Optional(Enum(['aes-128', 'cenc', 'cbcs'] as const)),
 });
 
 export const Quality = Type.Object({
@@ -68,7 +70,12 @@ const Restream = Type.Object({
 export const Restreams = Type.Array(Restream, { maxItems: 10 });
 
 const Common = {
-  drmKeyMode: Type.Optional(Type.String({ maxLength: 64, description: '`SingleKey` (the only mode): one key for every track of the DRM endpoints' })),
+  drmKeyMode: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: '`SingleKey`: one key for every track of the DRM endpoints; `AudioVideoKeys`: one for the video tracks, another for the audio track',
+    }),
+  ),
   broadcastStandard: Type.Optional(Type.String({ maxLength: 64 })),
   aiLiveCaptioningLanguageCode: Type.Optional(Type.Union([Type.String({ maxLength: 16 }), Type.Null()])),
   endpoints: Type.Optional(Type.Array(ChannelEndpointRequest, { maxItems: 8 })),
@@ -114,7 +121,11 @@ const EndpointInfo = Type.Object({
   ),
   type: Type.Optional(Type.String({ description: 'endpoint type of a protected endpoint: `HlsDrm` or `DashDrm`' })),
   isDrmProtected: Type.Optional(Type.Boolean()),
-  drmKeyMode: Type.Optional(Type.String({ description: '`SingleKey`: one key for every track' })),
+  drmKeyMode: Type.Optional(
+    Type.String({
+      description: '`SingleKey`: one key for every track; `AudioVideoKeys`: video and audio keys (`protectionDetails.keyIds`: video, then audio)',
+    }),
+  ),
   manifest: Type.String(),
   hasVerticalOrientation: Type.Boolean(),
 });
@@ -194,7 +205,9 @@ export const Configuration = Type.Object({
   id: Type.String(),
   name: Type.String(),
   codeName: Type.String(),
-  endpoints: Type.Array(Type.Object({ type: Type.String(), hasVerticalOrientation: Type.Boolean(), isDrmProtected: Type.Boolean() })),
+  endpoints: Type.Array(
+    Type.Object({ type: Type.String(), hasVerticalOrientation: Type.Boolean(), isDrmProtected: Type.Boolean(), scheme: Type.Optional(Type.String()) }),
+  ),
   qualities: Type.Array(Type.Object({ resolution: Type.String(), frameRate: Type.Integer() })),
   restreams: Type.Array(
     Type.Object({

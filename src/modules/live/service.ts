@@ -54,7 +54,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   checkDrm(endpoints, body.latency ?? 'NormalLatency', body.drmKeyMode, p);
   p.throwIfAny();
   const id = newId();
-  const keyed = await withChannelKey(ctx, tenantId, id, endpoints);
+  const keyed = await withChannelKey(ctx, tenantId, id, endpoints, body.drmKeyMode);
   return ctx.db.transaction(async (tx) => {
     // The tenant row is the lock that makes "count, then insert" one step for concurrent creates.
     const [tenant] = await tx.select({ limit: tenants.channelsLimit }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
@@ -153,8 +153,8 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
     const p = new Problems();
     given = normalizeEndpoints(patch.endpoints, p);
     p.throwIfAny();
-    await channelRow(ctx.db, tenantId, id);
-    given = await withChannelKey(ctx, tenantId, id, given);
+    const current = await channelRow(ctx.db, tenantId, id);
+    given = await withChannelKey(ctx, tenantId, id, given, patch.drmKeyMode ?? current.drmKeyMode);
   }
   const row = await ctx.db.transaction(async (tx) => {
     const before = await channelRow(tx, tenantId, id, true);

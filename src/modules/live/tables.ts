@@ -28,6 +28,8 @@ export interface ChannelEndpointRow {
   type: string;
   hasVerticalOrientation: boolean;
   isDrmProtected: boolean;
+  /** `DashDrm`: the Common Encryption scheme, `cenc` (absent) or `cbcs`, as a VOD preset's `protection.scheme`. */
+  scheme?: 'cenc' | 'cbcs';
   /** A protected endpoint: the channel's DRM key id (the channel id is the content id). */
   keyId?: string;
 }

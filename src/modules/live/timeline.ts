@@ -1,11 +1,12 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
-import { DASH_DRM_PREFIX, dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
+import { encryptionOf } from '../../media/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { masterTracks, rangeMediaPlaylist, withoutCaptions } from '../../media/live/rangePlaylist.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { channelProtection } from './drm.ts';
+import { channelProtection, dashSchemeOf, drmPrefixOf, keyIdsOf } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
@@ -51,7 +52,7 @@ export const rangePath = (start: Date, end: Date | undefined): string => `range/
  */
 export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, channelId: string, start: Date, end: Date | undefined): Promise<RangeEndpoint[]> {
   const [row] = await ctx.db
-    .select({ endpoints: liveChannels.endpoints })
+    .select({ endpoints: liveChannels.endpoints, drmKeyMode: liveChannels.drmKeyMode })
     .from(liveChannels)
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
   if (!row) return [];
@@ -62,14 +63,14 @@ export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, cha
     // A DRM channel plays only encrypted (drm.ts): its ranges too, with the channel's key, per protected endpoint.
     return drm.map((e) => {
       const hls = e.type.startsWith('Hls');
-      const url = mediaUrl(ctx.config, tenantId, channelId, (hls ? HLS_DRM_PREFIX : DASH_DRM_PREFIX) + path + (hls ? MASTER_PLAYLIST : DASH_MANIFEST));
+      const url = mediaUrl(ctx.config, tenantId, channelId, drmPrefixOf(e) + path + (hls ? MASTER_PLAYLIST : DASH_MANIFEST));
       return {
-        id: hls ? 'hls-aes128' : 'dash-cenc',
+        id: hls ? 'hls-aes128' : `dash-${dashSchemeOf(e)}`,
         accessType: 'Http',
         format: hls ? 'HLS' : 'DASH',
         url,
         protection: hls ? 'Aes128' : 'ClearKey',
-        ...(e.keyId ? { protectionDetails: { keyIds: [e.keyId], contentId: channelId } } : {}),
+        ...(e.keyId ? { protectionDetails: { keyIds: keyIdsOf(channelId, e.keyId, row.drmKeyMode), contentId: channelId } } : {}),
         manifest: url,
         hasVerticalOrientation: vertical,
       };
@@ -140,7 +141,7 @@ export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'duration
   return (last !== undefined && last.startMs + last.durationMs >= endMs) || now > endMs + RANGE_SETTLE_MS;
 }
 
-const RANGE = /^(aes128\/|cenc\/)?range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.(m3u8|mpd)$/;
+const RANGE = /^(aes128\/|cenc\/|cbcs\/)?range\/(\d{1,15})-(\d{1,15}|now)\/([A-Za-z0-9_-]{1,32})\.(m3u8|mpd)$/;
 
 /**
  * Answers `GET /media/live/{tenant}/{channel}/range/{startMs}-{endMs|now}/{master|track}.m3u8`, rendered from the
@@ -165,11 +166,9 @@ export async function serveRange(
   const endMs = m[3] === 'now' ? undefined : Number(m[3]);
   if (endMs !== undefined && endMs <= startMs) throw new ApiError(404, 'media_not_found', 'No such media file');
   const name = m[4]!;
-  if ((drmPrefix === HLS_DRM_PREFIX && m[5] !== 'm3u8') || (drmPrefix === DASH_DRM_PREFIX && m[5] !== 'mpd')) {
-    throw new ApiError(404, 'media_not_found', 'No such media file');
-  }
-  const protection = drmPrefix ? await channelProtection(ctx, tenantId, channelId, endpoints) : undefined;
-  const encryption = drmPrefix === HLS_DRM_PREFIX ? protection?.hls : drmPrefix === DASH_DRM_PREFIX ? protection?.dash : undefined;
+  if (drmPrefix && (drmPrefix === HLS_DRM_PREFIX) !== (m[5] === 'm3u8')) throw new ApiError(404, 'media_not_found', 'No such media file');
+  const protection = drmPrefix ? await channelProtection(ctx, tenantId, channelId, endpoints, await drmKeyModeOf(ctx, tenantId, channelId)) : undefined;
+  const encryption = drmPrefix === HLS_DRM_PREFIX ? protection?.hls : drmPrefix ? protection?.dash?.find((d) => `${d.scheme}/` === drmPrefix) : undefined;
   if (drmPrefix && !encryption) throw new ApiError(404, 'media_not_found', 'No such media file');
   const master = await channelMaster(ctx, tenantId, channelId);
   if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
@@ -198,11 +197,19 @@ export async function serveRange(
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
     body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds: ctx.config.live.segmentSeconds });
-    if (encryption) body = hlsDrmRangePlaylist(body, encryption.keyUrl);
+    if (encryption) body = hlsDrmRangePlaylist(body, encryptionOf(encryption, name === 'audio' ? 'audio' : 'video').keyUrl);
   }
   reply.headers({ 'content-type': type, 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));
   return true;
+}
+
+async function drmKeyModeOf(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | null | undefined> {
+  const [row] = await ctx.db
+    .select({ drmKeyMode: liveChannels.drmKeyMode })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  return row?.drmKeyMode;
 }
 
 /** A whole object of the store, or undefined when it is gone (init segments and playlists are small). */

@@ -1,3 +1,4 @@
+import { DRM_KEY_MODES } from '../drm/keys.ts';
 import type { CaptionModel } from '../../media/live/index.ts';
 import ipaddr from 'ipaddr.js';
 import type { Static } from 'typebox';
@@ -128,14 +129,25 @@ export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest
     const drm = e.type.endsWith('Drm') || e.isDrmProtected === true;
     if (e.type.endsWith('Drm') && e.isDrmProtected === false) p.add(`endpoints[${i}].isDrmProtected`, `${e.type} is DRM-protected; leave it out or send true`);
     const type = drm && !e.type.endsWith('Drm') ? `${e.type}Drm` : e.type;
-    return { type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: drm };
+    const scheme = e.scheme ?? (type === 'DashDrm' ? 'cenc' : type === 'HlsDrm' ? 'aes-128' : undefined);
+    if (scheme && !(type === 'DashDrm' ? ['cenc', 'cbcs'] : type === 'HlsDrm' ? ['aes-128'] : []).includes(scheme))
+      p.add(
+        `endpoints[${i}].scheme`,
+        type.startsWith('Dash')
+          ? 'a DashDrm endpoint is encrypted with cenc or cbcs'
+          : type === 'HlsDrm'
+            ? 'an HlsDrm endpoint is encrypted with aes-128'
+            : 'is for DRM-protected endpoints only',
+      );
+    return { type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: drm, ...(scheme === 'cbcs' ? { scheme } : {}) };
   });
   // A clear endpoint would serve the same content to anyone: DRM is all of a channel's endpoints or none.
   if (rows.some((r) => r.isDrmProtected) && rows.some((r) => !r.isDrmProtected))
     p.add('endpoints', 'a channel with a DRM-protected endpoint may have no clear one (it would serve the same content unencrypted)');
   if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1)
     p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
-  if (new Set(rows.map((r) => r.type)).size < rows.length) p.add('endpoints', 'each endpoint type may be listed once');
+  if (new Set(rows.map((r) => `${r.type}/${r.scheme ?? ''}`)).size < rows.length)
+    p.add('endpoints', 'each endpoint type may be listed once (a DashDrm endpoint once per scheme)');
   return rows;
 }
 
@@ -200,9 +212,10 @@ export function checkCaptionLanguage(code: string | null | undefined, models: Ca
   return code;
 }
 
-/** DRM endpoints: SingleKey only, and whole segments only (low-latency parts have no encrypted form). */
+/** DRM endpoints: a known key mode, and whole segments only (low-latency parts have no encrypted form). */
 export function checkDrm(endpoints: ChannelEndpointRow[], latency: string, drmKeyMode: string | null | undefined, p: Problems): void {
-  if (drmKeyMode && drmKeyMode !== 'SingleKey') p.add('drmKeyMode', 'must be SingleKey (one key for every track; per-track keys are not available)');
+  if (drmKeyMode && !(DRM_KEY_MODES as readonly string[]).includes(drmKeyMode))
+    p.add('drmKeyMode', 'must be SingleKey (one key for every track) or AudioVideoKeys (one key for the video tracks, another for audio)');
   if (endpoints.some((e) => e.isDrmProtected) && latency === 'ReducedLatency')
     p.add('endpoints', 'DRM-protected endpoints are available with latency NormalLatency only (low-latency parts are not encrypted)');
 }
