@@ -121,21 +121,35 @@ const PART_TAGS = /^#EXT-X-(PART|PART-INF|PRELOAD-HINT|SERVER-CONTROL|SKIP|RENDI
  * again every target duration, so the URL is always fresh.
  */
 export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
-  const key = `${prefix}${FORENSIC_TRACKS[0]}.m3u8`;
-  if (!(await ctx.store.head(key))) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
-  const chunks: Buffer[] = [];
-  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
-  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  const [a, b] = await Promise.all(FORENSIC_TRACKS.map((track) => readText(ctx, `${prefix}${track}.m3u8`)));
+  if (a === undefined || b === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
+  // The variants are published one after the other: a segment is listed once B has it too.
+  const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${FORENSIC_TRACKS[1]}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));
   const out: string[] = [];
-  for (const line of lines) {
+  /** Where the tags of the segment being read begin: a segment not in both is cut with its tags. */
+  let segmentStart = 0;
+  for (const line of a.split('\n')) {
     if (PART_TAGS.test(line)) continue;
     const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
     const segment = new RegExp(`^${FORENSIC_TRACKS[0]}/([0-9]+)\\.m4s$`).exec(line);
     if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
-    else if (segment) out.push(`segments/${segment[1]}.m4s`);
-    else out.push(line);
+    else if (segment) {
+      if (Number(segment[1]) > lastOfB) {
+        out.length = segmentStart;
+        break;
+      }
+      out.push(`segments/${segment[1]}.m4s`);
+      segmentStart = out.length;
+    } else out.push(line);
   }
   return out.join('\n');
+}
+
+async function readText(ctx: PlatformContext, key: string): Promise<string | undefined> {
+  if (!(await ctx.store.head(key))) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` (live) of this viewer lives: variant A or B as the code word of the user number says. */
