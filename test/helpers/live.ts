@@ -198,7 +198,7 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
       if (player === 'hls') {
         const hls = new w.Hls();
         hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
-          if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}`;
+          if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}${d.reason ? ` (${d.reason})` : ''}${d.url ? ` at ${d.url}` : ''}`;
         });
         hls.loadSource(url);
         hls.attachMedia(video);
