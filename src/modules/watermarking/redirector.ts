@@ -5,6 +5,7 @@ import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { readObject } from '../live/timeline.ts';
 import { channelPrefix } from '../live/urls.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingSessions } from './tables.ts';
@@ -121,7 +122,7 @@ const PART_TAGS = /^#EXT-X-(PART|PART-INF|PRELOAD-HINT|SERVER-CONTROL|SKIP|RENDI
  * again every target duration, so the URL is always fresh.
  */
 export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
-  const [a, b] = await Promise.all(FORENSIC_TRACKS.map((track) => readText(ctx, `${prefix}${track}.m3u8`)));
+  const [a, b] = (await Promise.all(FORENSIC_TRACKS.map((track) => readObject(ctx, `${prefix}${track}.m3u8`)))).map((body) => body?.toString('utf8'));
   if (a === undefined || b === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
   // The variants are published one after the other: a segment is listed once B has it too.
   const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${FORENSIC_TRACKS[1]}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));
@@ -143,13 +144,6 @@ export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): P
     } else out.push(line);
   }
   return out.join('\n');
-}
-
-async function readText(ctx: PlatformContext, key: string): Promise<string | undefined> {
-  if (!(await ctx.store.head(key))) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` (live) of this viewer lives: variant A or B as the code word of the user number says. */
