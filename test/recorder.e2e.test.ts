@@ -189,12 +189,15 @@ describeEachDb('Recorder end to end', (kind) => {
     const since = Date.now() - 5000;
     await encoder.stop();
     await until(internalStatus, (s) => s === 'InputLost', { timeoutMs: 60_000, everyMs: 200 });
-    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
-    await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const runs = async () => {
       const rows = await rangeSegments(p.ctx, t.id, channelId, since, undefined, '144p');
       return [...new Set(rows.map((s) => s.run))].map((run) => rows.filter((s) => s.run === run));
     };
+    // The encoder comes back once the slate is out (on a loaded machine a slate run can take longer to start than a
+    // reconnect, and is then ended before its first segment: no slate on the timeline to record across).
+    await until(runs, (r) => r.length >= 2, { timeoutMs: 60_000, everyMs: 300, what: 'a slate segment' });
+    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+    await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const [first, , third] = await until(runs, (r) => r.length >= 3 && r[2]!.length >= 2, { timeoutMs: 60_000, everyMs: 300, what: 'live, slate, live' });
     const across = await create({
       source: {
