@@ -213,6 +213,82 @@ describeOnDb('pglite', 'Live captions', (kind) => {
       .reduce((a, x) => a * 60 + x, 0);
     expect(dashPlayed.cues.some((c) => c.text === cueText && c.start < end && c.end > startTime + 1)).toBe(true);
 
+    // Ranges of the timeline keep the captions: an event's catch-up and a recording of a past range (catch-up and
+    // archive) list the subtitles track over the caption segments of the range, and its WebVTT holds the clip's words.
+    const audioPlaylist = await text(url('audio.m3u8'));
+    const startOf = new Map([...audioPlaylist.matchAll(/#EXT-X-PROGRAM-DATE-TIME:(.+)\n#EXTINF:.*\naudio\/(\d+)\.m4s/g)].map((m) => [Number(m[2]), Date.parse(m[1]!)]));
+    const inWindow = [...cued.keys()].filter((n) => startOf.has(n)).sort((a, b) => a - b);
+    expect(inWindow.length).toBeGreaterThan(0);
+    const rangeStart = new Date(startOf.get(inWindow[0]!)!);
+    // Ends inside the last cued segment: a range is every segment that overlaps it.
+    const rangeEnd = new Date(startOf.get(inWindow.at(-1)!)! + 500);
+    const spokenIn = (vtt: string) => words(vtt.toLowerCase());
+    const heardInRange = spokenIn(inWindow.map((n) => cued.get(n)!).join('\n'));
+    /** A range's HLS catch-up: its master names the captions, and their playlist lists WebVTT segments with the clip's words. */
+    const expectCaptionedHls = async (masterUrl: string, type: 'EVENT' | 'VOD') => {
+      const rangeMaster = await text(masterUrl);
+      expect(rangeMaster).toMatch(/#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English \(United States\)",LANGUAGE="en-US",.*URI="captions\.m3u8"/);
+      expect(rangeMaster).toMatch(/#EXT-X-STREAM-INF:.*SUBTITLES="subs"/);
+      const captionsUrl = new URL('captions.m3u8', masterUrl).href;
+      const list = await text(captionsUrl);
+      expect(list).toContain(`#EXT-X-PLAYLIST-TYPE:${type}`);
+      expect(list).toContain('#EXT-X-ENDLIST');
+      expect(list).not.toContain('#EXT-X-MAP');
+      const files = [...list.matchAll(/^#EXTINF:.*\n(.+\.vtt)$/gm)].map((m) => m[1]!);
+      expect(files.length).toBeGreaterThan(0);
+      const vtts = await Promise.all(files.map((f) => text(new URL(f, captionsUrl).href)));
+      expect(vtts.every((v) => v.startsWith('WEBVTT\nX-TIMESTAMP-MAP='))).toBe(true);
+      const found = spokenIn(vtts.join('\n'));
+      expect([...found].sort(), `words in ${masterUrl}'s captions`).toEqual(expect.arrayContaining([...heardInRange]));
+      expect(found.size).toBeGreaterThan(0);
+      return { list, found };
+    };
+    const expectCaptionedDash = async (mpdUrl: string) => {
+      const rangeMpd = await text(mpdUrl);
+      expect(rangeMpd).toMatch(/<AdaptationSet contentType="text" mimeType="application\/mp4" codecs="wvtt" lang="en-US">/);
+      expect(rangeMpd).toMatch(/<Representation id="captions" bandwidth="\d+" codecs="wvtt">\n\s*<SegmentTemplate timescale="1000" [^>]*initialization="[^"]*captions\/init\.mp4" media="[^"]*captions\/\$Number\$\.m4s"/);
+      const init = await p.fetch(new URL(/initialization="([^"]*captions\/init\.mp4)"/.exec(rangeMpd)![1]!, mpdUrl).href);
+      expect(init.status).toBe(200);
+    };
+
+    const event = await t.json('POST', '/live/v1/events', { channelId: id, start: rangeStart.toISOString(), end: rangeEnd.toISOString(), title: 'captioned' });
+    expect(event.status).toBe(200);
+    const eventEndpoints = (await t.json('GET', `/live/v1/events/${event.body.id}`)).body.catchup.endpoints as any[];
+    const eventHls = await expectCaptionedHls(eventEndpoints.find((e) => e.format === 'HLS').url, 'EVENT');
+    await expectCaptionedDash(eventEndpoints.find((e) => e.format === 'DASH').url);
+
+    const recorded = Date.now();
+    const recording = await t.json('POST', '/cvr/v1/recordings', {
+      source: { type: 'LiveChannel', liveChannelDetails: { channelId: id, start: rangeStart.toISOString(), end: rangeEnd.toISOString() } },
+      catchup: { enabled: true },
+      archive: { enabled: true, delaySeconds: 0, public: true },
+      title: 'captioned',
+    });
+    expect(recording.status, JSON.stringify(recording.body)).toBe(200);
+    const rec = await until(
+      async () => (await t.json('GET', `/cvr/v1/recordings/${recording.body.id}`)).body,
+      (r) => r.status === 'Available' && r.archive.status === 'Available',
+      { timeoutMs: 30_000, everyMs: 200, what: 'the recording and its archive' },
+    );
+    const recordedIn = Date.now() - recorded;
+    const catchupHls = rec.catchup.endpoints.find((e: any) => e.format === 'HLS').url as string;
+    const recHls = await expectCaptionedHls(catchupHls, 'EVENT');
+    // The recording's own copies: its caption segments are beside its media segments.
+    expect(recHls.list).toMatch(/^captions\/\d+\.vtt$/m);
+    await expectCaptionedDash(rec.catchup.endpoints.find((e: any) => e.format === 'DASH').url);
+    await expectCaptionedHls(rec.archive.endpoints.find((e: any) => e.format === 'HLS').url, 'VOD');
+    await expectCaptionedDash(rec.archive.endpoints.find((e: any) => e.format === 'DASH').url);
+
+    // hls.js lists the recording's subtitle track and shows its cues (the range begins at a segment with a cue).
+    const recPlayed = await play(browser, page.url, catchupHls, { seconds: 4 });
+    expect(recPlayed.error).toBeUndefined();
+    expect(recPlayed.textTracks).toEqual(['en-US']);
+    console.log(
+      `[${kind}] captions of ranges: ${inWindow.length} captioned segments; event catch-up words: ${[...eventHls.found].join(', ')}; ` +
+        `recording (past range, catch-up + archive) Available in ${recordedIn} ms; hls.js cues on the recording's catch-up: ${recPlayed.cues.length}`,
+    );
+    expect(recPlayed.cues.length, JSON.stringify(recPlayed)).toBeGreaterThan(0);
+
     const lags = [...seenCaptions].filter(([n]) => seenAudio.has(n) && cued.has(n)).map(([n, at]) => (at - seenAudio.get(n)!) / 1000);
     lags.sort((a, b) => a - b);
     console.log(
