@@ -29,7 +29,9 @@ describe('live captions', () => {
     const without = rangeMaster(live, undefined);
     expect(masterTracks(without).sort()).toEqual(['360p', 'audio']);
     expect(without).not.toContain('SUBTITLES');
-    expect(without).toContain('#EXT-X-STREAM-INF:BANDWIDTH=928000,RESOLUTION=640x360,FRAME-RATE=25.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="audio"\n360p.m3u8');
+    expect(without).toContain(
+      '#EXT-X-STREAM-INF:BANDWIDTH=928000,RESOLUTION=640x360,FRAME-RATE=25.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="audio"\n360p.m3u8',
+    );
     // Kept as the channel has it, and added back (once) to a master without it: the same playlist either way.
     expect(rangeMaster(live, line)).toBe(live);
     expect(rangeMaster(without, line)).toBe(live);
@@ -70,7 +72,15 @@ describe('live captions', () => {
         { name: '360p', kind: 'video', bandwidth: 800_000, codec: 'avc1.64001e', timescale: 90_000, segments: ns.map((n) => seg('360p', n, 90_000)) },
         { name: 'audio', kind: 'audio', bandwidth: 128_000, codec: 'mp4a.40.2', timescale: 48_000, segments: ns.map((n) => seg('audio', n, 48_000)) },
         // 11 missing: the captions after it in the Period are left out, and no new Period begins there.
-        { name: 'captions', kind: 'text', language: 'en-US', bandwidth: 1000, codec: 'wvtt', timescale: 1000, segments: [10, 12, 13].map((n) => seg('captions', n, 1000)) },
+        {
+          name: 'captions',
+          kind: 'text',
+          language: 'en-US',
+          bandwidth: 1000,
+          codec: 'wvtt',
+          timescale: 1000,
+          segments: [10, 12, 13].map((n) => seg('captions', n, 1000)),
+        },
       ],
       { type: 'static', segmentSeconds: 1, now: 2_000_000, clock: { direct: true } },
     );

@@ -75,13 +75,7 @@ export function rangeSubtitlePlaylist(
   const last = Math.max(-1, ...captions.sequences);
   const listed = o.ended ? audio : audio.filter((s) => s.sequence <= last);
   const target = Math.max(Math.ceil(o.segmentSeconds), ...listed.map((s) => Math.ceil(s.durationMs / 1000)));
-  const lines = [
-    '#EXTM3U',
-    '#EXT-X-VERSION:8',
-    `#EXT-X-TARGETDURATION:${target}`,
-    '#EXT-X-MEDIA-SEQUENCE:0',
-    `#EXT-X-PLAYLIST-TYPE:${o.type}`,
-  ];
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:8', `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-MEDIA-SEQUENCE:0', `#EXT-X-PLAYLIST-TYPE:${o.type}`];
   let run: number | undefined;
   for (const s of listed) {
     if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');

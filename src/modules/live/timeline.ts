@@ -139,7 +139,14 @@ export async function channelMaster(ctx: PlatformContext, tenantId: string, chan
  * still grow, the channel captioned now (its captions come seconds after their audio). A range without captions lists
  * none: a caption rendition there would stay empty.
  */
-export async function rangeMasterOf(ctx: PlatformContext, tenantId: string, channelId: string, startMs: number, endMs: number | undefined, master: string): Promise<string> {
+export async function rangeMasterOf(
+  ctx: PlatformContext,
+  tenantId: string,
+  channelId: string,
+  startMs: number,
+  endMs: number | undefined,
+  master: string,
+): Promise<string> {
   const own = captionRendition(master);
   const running = endMs === undefined || Date.now() < endMs;
   const captioned = (own !== undefined && running) || (await rangeSegments(ctx, tenantId, channelId, startMs, endMs, CAPTION_TRACK, 1)).length > 0;
