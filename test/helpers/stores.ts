@@ -22,7 +22,6 @@ export async function storeEnv(kind: StoreKind): Promise<Record<string, string>>
   return { MEDIAPLANE_STORAGE_URL: `s3://${bucket}?endpoint=${encodeURIComponent(s.endpoint)}&region=us-east-1&forcePathStyle=true` };
 }
 
-
 /** Stops the Swift a file's S3 runs started (test files may share a process: the next one starts its own). */
 export async function stopSwift(): Promise<void> {
   const s = swift;
