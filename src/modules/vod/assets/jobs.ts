@@ -11,6 +11,7 @@ import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
+import { keyModeOf } from '../../drm/keys.ts';
 import { outputEncryption } from '../../drm/service.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { tenantPrefix } from '../../../storage/keys.ts';
@@ -129,13 +130,16 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
   // Three renewals per lease: one lost to a slow database does not lose the claim.
-  const heartbeat = setInterval(() => {
-    void ctx.db
-      .update(vodOutputs)
-      .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
-      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
-      .catch(() => {});
-  }, (ctx.config.transcodeLeaseSeconds * 1000) / 3);
+  const heartbeat = setInterval(
+    () => {
+      void ctx.db
+        .update(vodOutputs)
+        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
+        .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
+        .catch(() => {});
+    },
+    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
+  );
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
   try {
@@ -157,8 +161,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
 
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
-    // The asset's id is its DRM content id: every protected output of the asset shares its one key (SingleKey).
-    const encryption = preset.protection ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme) : undefined;
+    // The asset's id is its DRM content id: every protected output of the asset shares its keys (one, or AudioVideoKeys' two).
+    const encryption = preset.protection
+      ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme, keyModeOf(asset.drmKeyMode))
+      : undefined;
     const transcodeStarted = performance.now();
     const progress = progressWriter(ctx, j.tenantId, j.assetId, j.outputId, and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)));
     const result = await transcode({
@@ -194,6 +200,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       tenantId: j.tenantId,
       preset,
       keyId: encryption?.keyId,
+      drmKeyMode: keyModeOf(asset.drmKeyMode),
     });
 
     const finished = await ctx.db.transaction(async (tx) => {
