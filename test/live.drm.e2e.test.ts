@@ -287,7 +287,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(played.error).toBeUndefined();
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
-    const refused = await play(browser, page.url, sampleAes.url, { seconds: 3, drmToken: '', clearKeyLicenseUrl });
+    const refused = await play(browser, page.url, sampleAes.url, { seconds: 2, drmToken: '', clearKeyLicenseUrl });
     expect(refused.error).toMatch(/keySystemLicenseRequestFailed/);
     expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
   });
