@@ -12,7 +12,7 @@ import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
 import { framePixels } from './helpers/live.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, itOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -142,6 +142,8 @@ async function serve(answer: (req: IncomingMessage) => { type: string; body: Buf
 }
 
 describeEachDb('Live channel runner', (kind) => {
+  // What the runner asks of the database is the same for every channel: only the takeover (leases) runs on both.
+  const itOnce = itOnDb(kind, 'postgres');
   let p: TestPlatform;
   let t: TestTenant;
   let media: string;
@@ -261,7 +263,7 @@ describeEachDb('Live channel runner', (kind) => {
     (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=${fn}`)).body.metrics;
   const total = (m: { data: { value: number }[] }) => m.data.reduce((a, d) => a + d.value, 0);
 
-  it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop', async () => {
+  itOnce('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop', async () => {
     const r = runner('live-a');
     const id = await create({ input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } } });
     expect(await t.call('POST', `/live/v1/channels/${id}/start`).then((res) => res.status)).toBe(200);
@@ -397,7 +399,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(total((await minuteStats(id, 'Sum')).segmentsWritten)).toBe(published);
   });
 
-  it('statistics: the input bitrate and frame rate are what the encoder sent, the connected time what it was connected', async () => {
+  itOnce('statistics: the input bitrate and frame rate are what the encoder sent, the connected time what it was connected', async () => {
     runner('live-stats');
     const id = await create();
     await t.call('POST', `/live/v1/channels/${id}/start`);
@@ -430,7 +432,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(total(sum.segmentsWritten)).toBe(published);
   });
 
-  it('an audio channel gets no video ladder; a pulled input is set at start, with its credentials, and looped', async () => {
+  itOnce('an audio channel gets no video ladder; a pulled input is set at start, with its credentials, and looped', async () => {
     // The source asks for the channel's credentials, as a protected origin would.
     const credentials = `Basic ${Buffer.from('u:p@ss').toString('base64')}`;
     const source = await serve((req) => (req.headers.authorization === credentials ? { type: 'video/mp4', body: mp4 } : 'unauthorized'));
@@ -473,7 +475,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('fetches the input-loss slate through the address guard and shows its picture', async () => {
+  itOnce('fetches the input-loss slate through the address guard and shows its picture', async () => {
     const slate = await serve(() => ({ type: 'image/png', body: png }));
     runner('live-slate');
     try {
@@ -502,7 +504,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('an encoder that cannot run at all turns the channel Error, and it can be started again', async () => {
+  itOnce('an encoder that cannot run at all turns the channel Error, and it can be started again', async () => {
     runner('live-err');
     const id = await create();
     const before = process.env.FFMPEG_PATH;
@@ -527,7 +529,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(encoderPids(channelDir(id))).toEqual([]);
   });
 
-  it('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
+  itOnce('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
     const slow = await serve(() => ({ type: 'image/png', body: png, delayMs: 1500 }));
     p.ctx.config.fetchAllowPrivate = true;
     runner('live-slow');
@@ -554,7 +556,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
+  itOnce('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
     const garbage = await serve(() => ({ type: 'image/png', body: Buffer.from('not a picture at all') }));
     p.ctx.config.fetchAllowPrivate = true;
     runner('live-stuck');

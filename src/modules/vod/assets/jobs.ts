@@ -26,9 +26,6 @@ export interface TranscodeJob {
   outputId: string;
 }
 
-/** A worker renews its claim on an output while it works; a claim not renewed for this long means the worker died. */
-const LEASE_MS = 30_000;
-const HEARTBEAT_MS = 10_000;
 const MAX_ATTEMPTS = 3;
 const LEASE = { owner: vodOutputs.leaseOwner, until: vodOutputs.leaseUntil };
 /** The owner of an output waiting in the queue; the lease keeps the sweeper off it while the job waits. */
@@ -48,7 +45,7 @@ const outputWhere = (j: TranscodeJob) => and(eq(vodOutputs.tenantId, j.tenantId)
 async function claim(ctx: PlatformContext, j: TranscodeJob) {
   const [row] = await ctx.db
     .update(vodOutputs)
-    .set({ ...lease.take(WORKER_ID, LEASE_MS), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
+    .set({ ...lease.take(WORKER_ID, ctx.config.transcodeLeaseSeconds * 1000), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
     // A queued output is handed to whichever worker asks first; a running one only once its worker died.
     .where(and(outputWhere(j), inArray(vodOutputs.status, ['Pending', 'Processing']), lease.claimable(LEASE, QUEUED)))
     .returning();
@@ -131,13 +128,14 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   const output = await claim(ctx, j);
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
+  // Three renewals per lease: one lost to a slow database does not lose the claim.
   const heartbeat = setInterval(() => {
     void ctx.db
       .update(vodOutputs)
-      .set(lease.renew(LEASE_MS))
+      .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
       .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
       .catch(() => {});
-  }, HEARTBEAT_MS);
+  }, (ctx.config.transcodeLeaseSeconds * 1000) / 3);
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
   try {
