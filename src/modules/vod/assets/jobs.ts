@@ -129,13 +129,16 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
   // Three renewals per lease: one lost to a slow database does not lose the claim.
-  const heartbeat = setInterval(() => {
-    void ctx.db
-      .update(vodOutputs)
-      .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
-      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
-      .catch(() => {});
-  }, (ctx.config.transcodeLeaseSeconds * 1000) / 3);
+  const heartbeat = setInterval(
+    () => {
+      void ctx.db
+        .update(vodOutputs)
+        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
+        .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
+        .catch(() => {});
+    },
+    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
+  );
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
   try {
