@@ -11,6 +11,7 @@ import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
+import { keyModeOf } from '../../drm/keys.ts';
 import { outputEncryption } from '../../drm/service.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { tenantPrefix } from '../../../storage/keys.ts';
@@ -160,8 +161,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
 
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
-    // The asset's id is its DRM content id: every protected output of the asset shares its one key (SingleKey).
-    const encryption = preset.protection ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme) : undefined;
+    // The asset's id is its DRM content id: every protected output of the asset shares its keys (one, or AudioVideoKeys' two).
+    const encryption = preset.protection
+      ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme, keyModeOf(asset.drmKeyMode))
+      : undefined;
     const transcodeStarted = performance.now();
     const progress = progressWriter(ctx, j.tenantId, j.assetId, j.outputId, and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)));
     const result = await transcode({
@@ -197,6 +200,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       tenantId: j.tenantId,
       preset,
       keyId: encryption?.keyId,
+      drmKeyMode: keyModeOf(asset.drmKeyMode),
     });
 
     const finished = await ctx.db.transaction(async (tx) => {
