@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { AUDIO_TRACK } from '../../media/live/args.ts';
@@ -10,7 +10,7 @@ import { captionRendition, masterTracks, rangeMaster, rangeMediaPlaylist, rangeS
 import { CAPTION_TRACK, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { keyIdsOf } from '../drm/keys.ts';
-import { channelProtection, dashSchemeOf, drmPrefixOf } from './drm.ts';
+import { channelProtection, drmEndpointIdOf, drmPrefixOf } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
@@ -29,7 +29,7 @@ export interface RangeEndpoint {
   accessType: 'Http';
   format: 'HLS' | 'DASH';
   url: string;
-  /** `None`, or, of a channel with DRM endpoints, `Aes128` (its HlsDrm endpoint) or `ClearKey` (its DashDrm endpoint). */
+  /** `None`, or, of a channel with DRM endpoints, `Aes128` (its AES-128 HlsDrm endpoint) or `ClearKey` (SAMPLE-AES, DashDrm). */
   protection: 'None' | 'Aes128' | 'ClearKey';
   protectionDetails?: { keyIds: string[]; contentId: string };
   manifest: string;
@@ -69,11 +69,10 @@ export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, cha
       const hls = e.type.startsWith('Hls');
       const url = mediaUrl(ctx.config, tenantId, channelId, drmPrefixOf(e) + path + (hls ? MASTER_PLAYLIST : DASH_MANIFEST));
       return {
-        id: hls ? 'hls-aes128' : `dash-${dashSchemeOf(e)}`,
+        ...drmEndpointIdOf(e),
         accessType: 'Http',
         format: hls ? 'HLS' : 'DASH',
         url,
-        protection: hls ? 'Aes128' : 'ClearKey',
         ...(e.keyId ? { protectionDetails: { keyIds: keyIdsOf(channelId, e.keyId, row.drmKeyMode), contentId: channelId } } : {}),
         manifest: url,
         hasVerticalOrientation: vertical,
@@ -212,9 +211,16 @@ export async function serveRange(
   const endMs = m[3] === 'now' ? undefined : Number(m[3]);
   if (endMs !== undefined && endMs <= startMs) throw new ApiError(404, 'media_not_found', 'No such media file');
   const name = m[4]!;
-  if (drmPrefix && (drmPrefix === HLS_DRM_PREFIX) !== (m[5] === 'm3u8')) throw new ApiError(404, 'media_not_found', 'No such media file');
   const protection = drmPrefix ? await channelProtection(ctx, tenantId, channelId, endpoints, await drmKeyModeOf(ctx, tenantId, channelId)) : undefined;
-  const encryption = drmPrefix === HLS_DRM_PREFIX ? protection?.hls : drmPrefix ? protection?.dash?.find((d) => `${d.scheme}/` === drmPrefix) : undefined;
+  // HLS under `aes128/` (AES-128) or `cbcs/` (SAMPLE-AES), DASH under `cenc/` or `cbcs/`, as the channel's endpoints have them.
+  const encryption =
+    m[5] === 'm3u8'
+      ? drmPrefix === HLS_DRM_PREFIX
+        ? protection?.hls
+        : drmPrefix === 'cbcs/'
+          ? protection?.sampleAes
+          : undefined
+      : protection?.dash?.find((d) => `${d.scheme}/` === drmPrefix);
   if (drmPrefix && !encryption) throw new ApiError(404, 'media_not_found', 'No such media file');
   const master = await channelMaster(ctx, tenantId, channelId);
   if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
@@ -250,7 +256,9 @@ export async function serveRange(
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
     body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds });
-    if (encryption) body = hlsDrmRangePlaylist(body, encryptionOf(encryption, name === 'audio' ? 'audio' : 'video').keyUrl);
+    const kind = name === 'audio' ? 'audio' : 'video';
+    if (encryption?.scheme === 'cbcs') body = sampleAesPlaylist(body, encryptionOf(encryption, kind));
+    else if (encryption) body = hlsDrmRangePlaylist(body, encryptionOf(encryption, kind).keyUrl);
   }
   reply.headers({ 'content-type': type, 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));
