@@ -9,6 +9,9 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: media tests run ffmpeg, so two files at a time is the most the machine takes.
     maxWorkers: 2,
+    // Files share their worker's modules instead of importing everything again (a minute and more of CI): a helper that
+    // holds state across files (test/helpers/stores.ts's Swift) stops it in the file's afterAll.
+    isolate: false,
     reporters: ['default'],
     // The platforms tests start log what an operator would see at info; warnings and errors are enough in a test run.
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },

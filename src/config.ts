@@ -21,6 +21,8 @@ export interface Config {
   role: 'all' | ProcessRole;
   /** Transcodes one worker process runs at once; each ffmpeg already uses every core. */
   transcodeConcurrency: number;
+  /** A worker renews its claim on an output it transcodes; a claim not renewed for this long means the worker died. */
+  transcodeLeaseSeconds: number;
   /** How often a worker re-queues outputs of a dead worker and removes expired outputs. */
   sweepIntervalMs: number;
   /** S3 region when `MEDIAPLANE_STORAGE_URL` names none. */
@@ -207,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.LOG_LEVEL ?? 'info',
     role: role(env.MEDIAPLANE_ROLE),
     transcodeConcurrency: Math.max(1, int('MEDIAPLANE_TRANSCODE_CONCURRENCY', env.MEDIAPLANE_TRANSCODE_CONCURRENCY, 1)),
+    transcodeLeaseSeconds: positive('MEDIAPLANE_TRANSCODE_LEASE_SECONDS', env.MEDIAPLANE_TRANSCODE_LEASE_SECONDS, 30),
     sweepIntervalMs: positive('MEDIAPLANE_SWEEP_INTERVAL_MS', env.MEDIAPLANE_SWEEP_INTERVAL_MS, 10_000),
     awsRegion: env.AWS_REGION || 'us-east-1',
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,

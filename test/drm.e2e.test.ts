@@ -26,9 +26,10 @@ async function waitAsset(t: TestTenant, id: string) {
 const b64url = (hex: string) => Buffer.from(hex.replace(/-/g, ''), 'hex').toString('base64url');
 
 /**
- * Encrypted VOD outputs end to end: an `HlsDrm` (AES-128) and a `DashDrm` (CENC cenc) asset transcoded from one
- * clip, played in headless Chromium by hls.js and by dash.js with ClearKey (EME) with a DRM token, refused without
- * one; the segments decrypt with ffmpeg given the key; the license statistics count the requests.
+ * Encrypted VOD outputs end to end: an `HlsDrm` (AES-128) and a `DashDrm` (CENC cenc, drmKeyMode AudioVideoKeys)
+ * asset transcoded from one clip, played in headless Chromium by hls.js and by dash.js with ClearKey (EME) with a DRM
+ * token, refused without one; the segments decrypt with ffmpeg given their track's key only; the license statistics
+ * count the requests.
  */
 describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
   let p: TestPlatform;
@@ -39,6 +40,7 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
   let hls: any;
   let dash: any;
   let cbcs: any;
+  let create: (preset: string, more?: object) => Promise<{ status: number; body: any }>;
   const started = new Date(Date.now() - 1000).toISOString();
 
   beforeAll(async () => {
@@ -49,12 +51,18 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
     const fileId = await uploadFile(t, clip);
     const tracks = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks;
     const audio = tracks.filter((x: any) => x.type === 'Audio');
-    const create = async (preset: string) => {
-      const r = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: audio }], preset, title: preset });
+    create = (preset, more = {}) =>
+      t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: audio }], preset, title: preset, ...more });
+    const id = async (preset: string, more?: object) => {
+      const r = await create(preset, more);
       expect(r.status).toBe(200);
       return r.body.id as string;
     };
-    const [hlsId, dashId, cbcsId] = [await create('hls-h264-ladder-aes128'), await create('dash-h264-ladder-cenc'), await create('dash-h264-ladder-cbcs')];
+    const [hlsId, dashId, cbcsId] = [
+      await id('hls-h264-ladder-aes128'),
+      await id('dash-h264-ladder-cenc', { drmKeyMode: 'AudioVideoKeys' }),
+      await id('dash-h264-ladder-cbcs'),
+    ];
     [hls, dash, cbcs] = [await waitAsset(t, hlsId), await waitAsset(t, dashId), await waitAsset(t, cbcsId)];
     // Two transcodes on a machine that other test files share: the bound is the assets' own wait, not the hook's.
   }, 240_000);
@@ -76,7 +84,27 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
       drmKeyMode: 'SingleKey',
       protectionDetails: { contentId: hls.id, keyIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)] },
     });
-    expect(dash.endpoints[0]).toMatchObject({ format: 'DASH', protection: 'ClearKey', type: 'DashDrm', protectionDetails: { contentId: dash.id } });
+    expect(hls.drmKeyMode).toBe('SingleKey');
+    // AudioVideoKeys: the video key id first (the content's first key, as SingleKey's), then the audio one.
+    const [keyId, audioKeyId] = dash.endpoints[0].protectionDetails.keyIds;
+    expect(audioKeyId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(audioKeyId).not.toBe(keyId);
+    expect(dash).toMatchObject({ drmKeyMode: 'AudioVideoKeys' });
+    expect(dash.endpoints[0]).toMatchObject({
+      format: 'DASH',
+      protection: 'ClearKey',
+      type: 'DashDrm',
+      isDrmProtected: true,
+      drmKeyMode: 'AudioVideoKeys',
+      protectionDetails: { contentId: dash.id, keyIds: [keyId, audioKeyId] },
+    });
+  });
+
+  it('refuses a drmKeyMode it does not know with 400 validation_failed', async () => {
+    const r = await create('dash-h264-ladder-cenc', { drmKeyMode: 'PerTrack' });
+    expect(r.status).toBe(400);
+    expect(r.body.status.code).toBe('validation_failed');
+    expect(r.body.errors.map((e: any) => e.field)).toEqual(['drmKeyMode']);
   });
 
   it('lists the encrypted assets as isDrm in the streaming catalogue', async () => {
@@ -92,29 +120,49 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
     const keyId = hls.endpoints[0].protectionDetails.keyIds[0];
     expect(playlist).toContain(`#EXT-X-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`);
     const mpd = await (await fetch(dash.endpoints[0].url)).text();
-    expect(mpd).toContain(`cenc:default_KID="${dash.endpoints[0].protectionDetails.keyIds[0]}"`);
+    // AudioVideoKeys: each adaptation set names its own key.
+    const [videoKeyId, audioKeyId] = dash.endpoints[0].protectionDetails.keyIds;
+    expect(/contentType="video"[^]*?cenc:default_KID="([^"]+)"/.exec(mpd)?.[1]).toBe(videoKeyId);
+    expect(/contentType="audio"[^]*?cenc:default_KID="([^"]+)"/.exec(mpd)?.[1]).toBe(audioKeyId);
     expect(mpd).toContain(`urn:uuid:e2719d58-a985-b3c9-781a-b030af78d30e`);
   });
 
-  it('decrypts with ffmpeg given the key from a ClearKey license, and not without it', async () => {
-    const keyId = dash.endpoints[0].protectionDetails.keyIds[0];
+  it('answers both keys in one ClearKey license; ffmpeg decrypts video with the video key only, audio with the audio key only', async () => {
+    const [keyId, audioKeyId] = dash.endpoints[0].protectionDetails.keyIds;
     const res = await fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
       method: 'POST',
       headers: { authorization: `Bearer ${await token(dash.id)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ kids: [b64url(keyId)], type: 'temporary' }),
+      body: JSON.stringify({ kids: [b64url(keyId), b64url(audioKeyId)], type: 'temporary' }),
     });
     expect(res.status).toBe(200);
     const license = await res.json();
-    expect(license.keys).toEqual([{ kty: 'oct', kid: b64url(keyId), k: expect.any(String) }]);
-    const keyHex = Buffer.from(license.keys[0].k, 'base64url').toString('hex');
+    expect(license.keys).toEqual([
+      { kty: 'oct', kid: b64url(keyId), k: expect.any(String) },
+      { kty: 'oct', kid: b64url(audioKeyId), k: expect.any(String) },
+    ]);
+    const [videoKey, audioKey] = license.keys.map((k: any) => Buffer.from(k.k, 'base64url').toString('hex'));
+    expect(audioKey).not.toBe(videoKey);
     const base = dash.endpoints[0].url.replace(/manifest\.mpd$/, '');
-    const file = join(dir, `dash-${kind}.mp4`);
     const bytes = async (name: string) => Buffer.from(await (await fetch(base + name)).arrayBuffer());
-    writeFileSync(file, Buffer.concat([await bytes('init-0.m4s'), await bytes('chunk-0-00001.m4s')]));
-    const decoded = await run('ffmpeg', ['-v', 'error', '-decryption_key', keyHex, '-i', file, '-f', 'null', '-']);
-    expect(decoded.stderr).toBe('');
-    const garbled = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']).catch((e) => e);
-    expect(String(garbled.stderr)).not.toBe('');
+    const mpd = await (await fetch(dash.endpoints[0].url)).text();
+    const audioRep = /contentType="audio"[^]*?<Representation id="([^"]+)"/.exec(mpd)![1]!;
+    /** Decodes one stream of the first segment of a representation: its errors and the md5 of what it decoded. */
+    const decode = async (rep: string, stream: 'v' | 'a', key?: string) => {
+      const file = join(dir, `dash-${rep}-${kind}.mp4`);
+      writeFileSync(file, Buffer.concat([await bytes(`init-${rep}.m4s`), await bytes(`chunk-${rep}-00001.m4s`)]));
+      const args = [...(key ? ['-decryption_key', key] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
+      const out = await run('ffmpeg', ['-v', 'error', ...args]).catch((e) => e);
+      return { errors: String(out.stderr), md5: String(out.stdout).trim() };
+    };
+    const video = await decode('0', 'v', videoKey);
+    expect(video.errors).toBe('');
+    expect(video.md5).toMatch(/^MD5=/);
+    expect((await decode('0', 'v', audioKey)).md5).not.toBe(video.md5);
+    expect((await decode('0', 'v')).md5).not.toBe(video.md5);
+    const audio = await decode(audioRep, 'a', audioKey);
+    expect(audio.errors).toBe('');
+    expect(audio.md5).toMatch(/^MD5=/);
+    expect((await decode(audioRep, 'a', videoKey)).md5).not.toBe(audio.md5);
   });
 
   it('plays HlsDrm with hls.js (AES-128) with a token, and not without', async () => {
@@ -126,7 +174,7 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
     expect(Math.max(0, ...refused.times)).toBeLessThan(0.5);
   });
 
-  it('plays DashDrm with dash.js and ClearKey (EME) with a token, and not without', async () => {
+  it('plays DashDrm (AudioVideoKeys) with dash.js and ClearKey (EME) with a token, and not without', async () => {
     const played = await play(browser, page.url, dash.endpoints[0].url, { player: 'dash', seconds: 3, drmToken: await token(dash.id) });
     expect(played.error).toBeUndefined();
     expect(Math.max(...played.times)).toBeGreaterThan(1);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
-import { describeEachDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 import { freePort } from './helpers/process.ts';
@@ -57,7 +57,7 @@ function encoder(url: string): { child: ChildProcess; exited: Promise<number | n
   return { child, exited };
 }
 
-describeEachDb('Live channel end to end', (kind) => {
+describeOnDb('pglite', 'Live channel end to end', (kind) => {
   let storage: TestStorage;
   let server: ChildProcess | undefined;
   let push: ReturnType<typeof encoder> | undefined;

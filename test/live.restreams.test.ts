@@ -12,7 +12,7 @@ import { liveMedia, type RestreamDestination, type RestreamDestinationOptions, t
 import { ChannelRestreams } from '../src/modules/live/restreams.ts';
 import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { pushRtmp } from './helpers/live.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
 
@@ -115,7 +115,7 @@ describe('Channel restreams', () => {
   });
 });
 
-describeEachDb('Live restreams', (kind) => {
+describeOnDb('pglite', 'Live restreams', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let runner: ChannelRunner | undefined;

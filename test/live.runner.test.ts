@@ -12,7 +12,7 @@ import { ChannelRunner } from '../src/modules/live/runner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
 import { framePixels } from './helpers/live.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, itOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -142,6 +142,8 @@ async function serve(answer: (req: IncomingMessage) => { type: string; body: Buf
 }
 
 describeEachDb('Live channel runner', (kind) => {
+  // What the runner asks of the database is the same for every channel: only the takeover (leases) runs on both.
+  const itOnce = itOnDb(kind, 'postgres');
   let p: TestPlatform;
   let t: TestTenant;
   let media: string;
@@ -261,143 +263,146 @@ describeEachDb('Live channel runner', (kind) => {
     (await t.json('GET', `/live/v1/channels/${id}/stats?periodSeconds=60&aggregationFunction=${fn}`)).body.metrics;
   const total = (m: { data: { value: number }[] }) => m.data.reduce((a, d) => a + d.value, 0);
 
-  it('runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop', async () => {
-    const r = runner('live-a');
-    const id = await create({ input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } } });
-    expect(await t.call('POST', `/live/v1/channels/${id}/start`).then((res) => res.status)).toBe(200);
-    await waitStatus(id, 'On');
-    expect(await lease(id)).toBe('live-a');
-    // What the pipeline publishes lands under the channel's prefix and plays from /media/live: the channel's ladder,
-    // and the input-loss colour (green) until an encoder connects.
-    const master = await fetch(media404(id, 'master.m3u8'));
-    expect(master.status).toBe(200);
-    const masterText = await master.text();
-    expect(masterText).toMatch(/^#EXTM3U/);
-    expect(masterText.match(/RESOLUTION=\d+x\d+,FRAME-RATE=[\d.]+/g)).toEqual(['RESOLUTION=256x144,FRAME-RATE=25.000']);
-    expect(masterText).toContain('URI="audio.m3u8"');
-    const green = await latestPicture(id, '144p');
-    expect(green.g).toBeGreaterThan(200);
-    expect(green.r + green.b).toBeLessThan(60);
+  itOnce(
+    'runs a started channel: On at the first segment, input connected and lost as events, key and CIDR checked at connect, encoder crashes recovered, key rotation, Off after stop',
+    async () => {
+      const r = runner('live-a');
+      const id = await create({ input: { whitelistCidr: '10.1.0.0/16', inputLoss: { type: 'COLOR', color: '#00ff00' } } });
+      expect(await t.call('POST', `/live/v1/channels/${id}/start`).then((res) => res.status)).toBe(200);
+      await waitStatus(id, 'On');
+      expect(await lease(id)).toBe('live-a');
+      // What the pipeline publishes lands under the channel's prefix and plays from /media/live: the channel's ladder,
+      // and the input-loss colour (green) until an encoder connects.
+      const master = await fetch(media404(id, 'master.m3u8'));
+      expect(master.status).toBe(200);
+      const masterText = await master.text();
+      expect(masterText).toMatch(/^#EXTM3U/);
+      expect(masterText.match(/RESOLUTION=\d+x\d+,FRAME-RATE=[\d.]+/g)).toEqual(['RESOLUTION=256x144,FRAME-RATE=25.000']);
+      expect(masterText).toContain('URI="audio.m3u8"');
+      const green = await latestPicture(id, '144p');
+      expect(green.g).toBeGreaterThan(200);
+      expect(green.r + green.b).toBeLessThan(60);
 
-    const url = await ingestUrl(id);
-    expect(url).toMatch(/^rtmp:\/\/127\.0\.0\.1:\d+\/live\/[A-Za-z0-9_-]{32}$/);
-    const key = keyOf(url);
-    // A wrong key, and this machine's address (outside 10.1.0.0/16), are refused at connect: ffmpeg gives up.
-    expect(await push(url.replace(/[^/]+$/, 'not-the-key')).exited).not.toBe(0);
-    expect(await push(url).exited).not.toBe(0);
-    expect(r.authorize(key, '192.0.2.1')).toEqual({ refused: expect.stringMatching(/whitelistCidr/) });
-    expect(r.authorize(key, '::ffff:10.1.2.3')).toEqual({ channelId: id, slot: 'primary' });
-    expect(await count(id, 'live.channel.input.connected')).toBe(0);
+      const url = await ingestUrl(id);
+      expect(url).toMatch(/^rtmp:\/\/127\.0\.0\.1:\d+\/live\/[A-Za-z0-9_-]{32}$/);
+      const key = keyOf(url);
+      // A wrong key, and this machine's address (outside 10.1.0.0/16), are refused at connect: ffmpeg gives up.
+      expect(await push(url.replace(/[^/]+$/, 'not-the-key')).exited).not.toBe(0);
+      expect(await push(url).exited).not.toBe(0);
+      expect(r.authorize(key, '192.0.2.1')).toEqual({ refused: expect.stringMatching(/whitelistCidr/) });
+      expect(r.authorize(key, '::ffff:10.1.2.3')).toEqual({ channelId: id, slot: 'primary' });
+      expect(await count(id, 'live.channel.input.connected')).toBe(0);
 
-    // The slate run crashes (kill -9): internalStatus and an error event say so, status stays On, and it recovers.
-    const [slateRun] = encoderPids(channelDir(id));
-    expect(slateRun).toBeGreaterThan(0);
-    process.kill(slateRun!, 'SIGKILL');
-    await until(
-      () => channel(id),
-      (c) => /^EncoderFailed: .*SIGKILL/.test(c.internalStatus ?? ''),
-      { timeoutMs: 30_000, everyMs: 20 },
-    );
-    expect(await status(id)).toBe('On');
-    await until(
-      () => channel(id),
-      (c) => c.internalStatus === 'InputLost',
-      { timeoutMs: 30_000, everyMs: 50 },
-    );
-    await until(
-      async () => encoderPids(channelDir(id)),
-      (pids) => pids.length === 1 && pids[0] !== slateRun,
-      { timeoutMs: 30_000, everyMs: 50 },
-    );
+      // The slate run crashes (kill -9): internalStatus and an error event say so, status stays On, and it recovers.
+      const [slateRun] = encoderPids(channelDir(id));
+      expect(slateRun).toBeGreaterThan(0);
+      process.kill(slateRun!, 'SIGKILL');
+      await until(
+        () => channel(id),
+        (c) => /^EncoderFailed: .*SIGKILL/.test(c.internalStatus ?? ''),
+        { timeoutMs: 30_000, everyMs: 20 },
+      );
+      expect(await status(id)).toBe('On');
+      await until(
+        () => channel(id),
+        (c) => c.internalStatus === 'InputLost',
+        { timeoutMs: 30_000, everyMs: 50 },
+      );
+      await until(
+        async () => encoderPids(channelDir(id)),
+        (pids) => pids.length === 1 && pids[0] !== slateRun,
+        { timeoutMs: 30_000, everyMs: 50 },
+      );
 
-    // The whitelist now holds this machine: the runner applies the PATCH at its next pass.
-    expect((await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '127.0.0.0/8' } })).status).toBe(200);
-    await until(
-      async () => r.authorize(key, '127.0.0.1'),
-      (v) => 'channelId' in v,
-      { timeoutMs: 10_000, everyMs: 20 },
-    );
-    let live = push(url);
-    await waitEvents(id, 'live.channel.input.connected', 1);
-    expect((await channel(id)).internalStatus).toBe('InputConnected');
-    // The players get testsrc2's picture, not a flat colour.
-    await until(
-      () => latestPicture(id, '144p'),
-      (px) => px.spread > 100,
-      { timeoutMs: 30_000, everyMs: 100 },
-    );
+      // The whitelist now holds this machine: the runner applies the PATCH at its next pass.
+      expect((await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '127.0.0.0/8' } })).status).toBe(200);
+      await until(
+        async () => r.authorize(key, '127.0.0.1'),
+        (v) => 'channelId' in v,
+        { timeoutMs: 10_000, everyMs: 20 },
+      );
+      let live = push(url);
+      await waitEvents(id, 'live.channel.input.connected', 1);
+      expect((await channel(id)).internalStatus).toBe('InputConnected');
+      // The players get testsrc2's picture, not a flat colour.
+      await until(
+        () => latestPicture(id, '144p'),
+        (px) => px.spread > 100,
+        { timeoutMs: 30_000, everyMs: 100 },
+      );
 
-    // The live run crashes: an error event, the input lost, then the pipeline reads the ingest again by itself.
-    const [liveRun] = encoderPids(channelDir(id));
-    process.kill(liveRun!, 'SIGKILL');
-    await waitEvents(id, 'live.channel.error', 2);
-    await waitEvents(id, 'live.channel.input.lost', 1);
-    await waitEvents(id, 'live.channel.input.connected', 2);
-    await until(
-      () => channel(id),
-      (c) => c.internalStatus === 'InputConnected',
-      { timeoutMs: 30_000, everyMs: 50 },
-    );
-    const crash = (await eventsOf(id)).filter((e) => e.type === 'live.channel.error').at(-1)!;
-    expect(crash.data).toMatchObject({ id, status: 'On', message: expect.stringMatching(/SIGKILL/) });
-    expect(JSON.stringify(crash.data)).not.toContain(key);
+      // The live run crashes: an error event, the input lost, then the pipeline reads the ingest again by itself.
+      const [liveRun] = encoderPids(channelDir(id));
+      process.kill(liveRun!, 'SIGKILL');
+      await waitEvents(id, 'live.channel.error', 2);
+      await waitEvents(id, 'live.channel.input.lost', 1);
+      await waitEvents(id, 'live.channel.input.connected', 2);
+      await until(
+        () => channel(id),
+        (c) => c.internalStatus === 'InputConnected',
+        { timeoutMs: 30_000, everyMs: 50 },
+      );
+      const crash = (await eventsOf(id)).filter((e) => e.type === 'live.channel.error').at(-1)!;
+      expect(crash.data).toMatchObject({ id, status: 'On', message: expect.stringMatching(/SIGKILL/) });
+      expect(JSON.stringify(crash.data)).not.toContain(key);
 
-    // The encoder goes away: the input is lost.
-    await live.stop();
-    await waitEvents(id, 'live.channel.input.lost', 2);
-    expect((await channel(id)).internalStatus).toBe('InputLost');
+      // The encoder goes away: the input is lost.
+      await live.stop();
+      await waitEvents(id, 'live.channel.input.lost', 2);
+      expect((await channel(id)).internalStatus).toBe('InputLost');
 
-    // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
-    live = push(url);
-    await waitEvents(id, 'live.channel.input.connected', 3);
-    const rotatedUrl = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.replace(
-      '//localhost:',
-      '//127.0.0.1:',
-    );
-    const rotated = keyOf(rotatedUrl);
-    expect(rotated).not.toBe(key);
-    expect(await live.exited).not.toBe(0);
-    await waitEvents(id, 'live.channel.input.lost', 3);
-    expect(await push(url).exited).not.toBe(0);
-    live = push(rotatedUrl);
-    await waitEvents(id, 'live.channel.input.connected', 4);
+      // A rotated key: the connected encoder is dropped, the old key refused, the new one taken.
+      live = push(url);
+      await waitEvents(id, 'live.channel.input.connected', 3);
+      const rotatedUrl = (await t.json('POST', `/live/v1/channels/${id}/stream-key/rotate`)).body.transportPrimaryIngestUrl.replace(
+        '//localhost:',
+        '//127.0.0.1:',
+      );
+      const rotated = keyOf(rotatedUrl);
+      expect(rotated).not.toBe(key);
+      expect(await live.exited).not.toBe(0);
+      await waitEvents(id, 'live.channel.input.lost', 3);
+      expect(await push(url).exited).not.toBe(0);
+      live = push(rotatedUrl);
+      await waitEvents(id, 'live.channel.input.connected', 4);
 
-    expect(await t.call('POST', `/live/v1/channels/${id}/stop`).then((res) => res.status)).toBe(200);
-    await waitStatus(id, 'Off');
-    // Stopping disconnects the encoder and ends every ffmpeg run of the channel.
-    expect(await live.exited).not.toBe(0);
-    expect(encoderPids(channelDir(id))).toEqual([]);
-    expect(await lease(id)).toBeNull();
-    expect(r.authorize(rotated, '127.0.0.1')).toEqual({ refused: expect.any(String) });
-    const types = await eventTypes(id);
-    expect(types.filter((e) => !e.startsWith('live.channel.input') && e !== 'live.channel.updated')).toEqual([
-      'live.channel.created',
-      'live.channel.starting',
-      'live.channel.on',
-      'live.channel.error',
-      'live.channel.error',
-      'live.channel.stopping',
-      'live.channel.off',
-    ]);
-    expect(types.filter((e) => e.startsWith('live.channel.input'))).toEqual([
-      'live.channel.input.connected',
-      'live.channel.input.lost',
-      'live.channel.input.connected',
-      'live.channel.input.lost',
-      'live.channel.input.connected',
-      'live.channel.input.lost',
-      'live.channel.input.connected',
-    ]);
-    await r.close();
+      expect(await t.call('POST', `/live/v1/channels/${id}/stop`).then((res) => res.status)).toBe(200);
+      await waitStatus(id, 'Off');
+      // Stopping disconnects the encoder and ends every ffmpeg run of the channel.
+      expect(await live.exited).not.toBe(0);
+      expect(encoderPids(channelDir(id))).toEqual([]);
+      expect(await lease(id)).toBeNull();
+      expect(r.authorize(rotated, '127.0.0.1')).toEqual({ refused: expect.any(String) });
+      const types = await eventTypes(id);
+      expect(types.filter((e) => !e.startsWith('live.channel.input') && e !== 'live.channel.updated')).toEqual([
+        'live.channel.created',
+        'live.channel.starting',
+        'live.channel.on',
+        'live.channel.error',
+        'live.channel.error',
+        'live.channel.stopping',
+        'live.channel.off',
+      ]);
+      expect(types.filter((e) => e.startsWith('live.channel.input'))).toEqual([
+        'live.channel.input.connected',
+        'live.channel.input.lost',
+        'live.channel.input.connected',
+        'live.channel.input.lost',
+        'live.channel.input.connected',
+        'live.channel.input.lost',
+        'live.channel.input.connected',
+      ]);
+      await r.close();
 
-    // What the runner sampled is in the channel's statistics (written at close, and every 10 s while running): every
-    // segment the pipeline published, of every track, is counted once.
-    const published = listFiles(storeDir(id)).filter((f) => f.endsWith('.m4s')).length;
-    expect(published).toBeGreaterThan(0);
-    expect(total((await minuteStats(id, 'Sum')).segmentsWritten)).toBe(published);
-  });
+      // What the runner sampled is in the channel's statistics (written at close, and every 10 s while running): every
+      // segment the pipeline published, of every track, is counted once.
+      const published = listFiles(storeDir(id)).filter((f) => f.endsWith('.m4s')).length;
+      expect(published).toBeGreaterThan(0);
+      expect(total((await minuteStats(id, 'Sum')).segmentsWritten)).toBe(published);
+    },
+  );
 
-  it('statistics: the input bitrate and frame rate are what the encoder sent, the connected time what it was connected', async () => {
+  itOnce('statistics: the input bitrate and frame rate are what the encoder sent, the connected time what it was connected', async () => {
     runner('live-stats');
     const id = await create();
     await t.call('POST', `/live/v1/channels/${id}/start`);
@@ -430,7 +435,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(total(sum.segmentsWritten)).toBe(published);
   });
 
-  it('an audio channel gets no video ladder; a pulled input is set at start, with its credentials, and looped', async () => {
+  itOnce('an audio channel gets no video ladder; a pulled input is set at start, with its credentials, and looped', async () => {
     // The source asks for the channel's credentials, as a protected origin would.
     const credentials = `Basic ${Buffer.from('u:p@ss').toString('base64')}`;
     const source = await serve((req) => (req.headers.authorization === credentials ? { type: 'video/mp4', body: mp4 } : 'unauthorized'));
@@ -473,7 +478,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('fetches the input-loss slate through the address guard and shows its picture', async () => {
+  itOnce('fetches the input-loss slate through the address guard and shows its picture', async () => {
     const slate = await serve(() => ({ type: 'image/png', body: png }));
     runner('live-slate');
     try {
@@ -502,7 +507,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('an encoder that cannot run at all turns the channel Error, and it can be started again', async () => {
+  itOnce('an encoder that cannot run at all turns the channel Error, and it can be started again', async () => {
     runner('live-err');
     const id = await create();
     const before = process.env.FFMPEG_PATH;
@@ -527,7 +532,7 @@ describeEachDb('Live channel runner', (kind) => {
     expect(encoderPids(channelDir(id))).toEqual([]);
   });
 
-  it('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
+  itOnce('a stop that comes while the channel is still starting (fetching its slate) leaves nothing running', async () => {
     const slow = await serve(() => ({ type: 'image/png', body: png, delayMs: 1500 }));
     p.ctx.config.fetchAllowPrivate = true;
     runner('live-slow');
@@ -554,7 +559,7 @@ describeEachDb('Live channel runner', (kind) => {
     }
   });
 
-  it('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
+  itOnce('a channel whose encoder never produces a segment (a slate it cannot decode) stays Starting, and stops', async () => {
     const garbage = await serve(() => ({ type: 'image/png', body: Buffer.from('not a picture at all') }));
     p.ctx.config.fetchAllowPrivate = true;
     runner('live-stuck');

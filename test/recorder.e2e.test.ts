@@ -8,7 +8,7 @@ import { withToken } from '../src/platform/playback.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
-import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
 
@@ -26,7 +26,7 @@ const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of
 const SEGMENT_S = 1;
 const RUNNING_S = 6;
 
-describeEachDb('Recorder end to end', (kind) => {
+describeOnDb('postgres', 'Recorder end to end', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let encoder: ReturnType<typeof pushRtmp> | undefined;

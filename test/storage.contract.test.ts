@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectStore } from '../src/storage/objectStore.ts';
 import { startPlatform, type TestPlatform } from './helpers/platform.ts';
-import { STORES, storeEnv } from './helpers/stores.ts';
+import { STORES, stopSwift, storeEnv } from './helpers/stores.ts';
 
 async function read(s: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -26,6 +26,7 @@ for (const kind of STORES) {
     });
     afterAll(async () => {
       await p?.stop();
+      await stopSwift();
       rmSync(dir, { recursive: true, force: true });
     });
 

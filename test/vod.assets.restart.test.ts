@@ -49,6 +49,9 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
       MEDIAPLANE_DATA_DIR: dataDir,
       MEDIAPLANE_ADMIN_TOKEN: 'restart-token',
       MEDIAPLANE_PUBLIC_URL: `http://localhost:${port}`,
+      // The killed worker's output is taken up again a lease and a sweep after the restart, not 30 s + 10 s.
+      MEDIAPLANE_TRANSCODE_LEASE_SECONDS: '6',
+      MEDIAPLANE_SWEEP_INTERVAL_MS: '1000',
     };
     if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl;
     const base = `http://localhost:${port}`;

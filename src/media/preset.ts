@@ -37,7 +37,7 @@ export interface Preset {
   allowedExtensionsFile: readonly string[];
   /**
    * Encrypted output (a DRM endpoint): `HlsDrm` is HLS with AES-128 segments, `DashDrm` DASH with CENC (`cenc` or
-   * `cbcs`), both with the content's one key (SingleKey). Absent: clear output.
+   * `cbcs`), with the content's keys (its asset's drmKeyMode). Absent: clear output.
    */
   protection?: { endpointType: 'HlsDrm' | 'DashDrm'; scheme: 'aes-128' | 'cenc' | 'cbcs' };
 }

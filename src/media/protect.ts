@@ -15,7 +15,7 @@ export const SYSTEM_IDS = {
   playReady: '9a04f079-9840-4286-ab92-e65be0885f95',
 } as const;
 
-/** What an encrypted output is made with: one content key (SingleKey mode). */
+/** What an encrypted output is made with: one content key (SingleKey mode), or one for video and one for audio. */
 export interface OutputEncryption {
   /** `aes-128`: HLS MPEG-TS segments encrypted whole (`#EXT-X-KEY:METHOD=AES-128`); `cenc`/`cbcs`: DASH CMAF. */
   scheme: 'aes-128' | CencScheme;

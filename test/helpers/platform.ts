@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe, inject } from 'vitest';
+import { describe, inject, it } from 'vitest';
 import { tenantClient, type TestTenant } from './client.ts';
 import { injectFetch, type Fetch } from './inject.ts';
 
@@ -27,9 +27,16 @@ export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
  * and schedules, where the database is the point, use `describeEachDb`. CI's 20 minutes are why.
  */
 export function describeOnDb(kind: DbKind, name: string, fn: (kind: DbKind) => void): void {
-  const on = DATABASES.includes(kind) ? kind : 'pglite';
-  describe(`${name} [${on}]`, () => fn(on));
+  describe(`${name} [${oneDb(kind)}]`, () => fn(oneDb(kind)));
 }
+
+const oneDb = (kind: DbKind): DbKind => (DATABASES.includes(kind) ? kind : 'pglite');
+
+/**
+ * Inside `describeEachDb`: a test whose database work the file's other tests (or an API test) cover on both databases
+ * runs on `on` only, as `describeOnDb` does for a whole file.
+ */
+export const itOnDb = (kind: DbKind, on: DbKind) => it.runIf(kind === oneDb(on));
 
 /** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server; dropped by the returned function. */
 async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

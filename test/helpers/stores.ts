@@ -22,9 +22,12 @@ export async function storeEnv(kind: StoreKind): Promise<Record<string, string>>
   return { MEDIAPLANE_STORAGE_URL: `s3://${bucket}?endpoint=${encodeURIComponent(s.endpoint)}&region=us-east-1&forcePathStyle=true` };
 }
 
-afterAll(async () => {
-  if (swift) await (await swift).stop();
-});
+/** Stops the Swift a file's S3 runs started (test files may share a process: the next one starts its own). */
+export async function stopSwift(): Promise<void> {
+  const s = swift;
+  swift = undefined;
+  if (s) await (await s).stop();
+}
 
 /**
  * `describe` for every database and every store, paired rather than crossed: [PGlite, fs] and [PostgreSQL, S3] (with
@@ -36,6 +39,9 @@ export function describeEachDbAndStore(name: string, fn: (db: DbKind, store: Sto
   for (let i = 0; i < runs; i++) {
     const db = DATABASES[i % DATABASES.length]!;
     const store = STORES[i % STORES.length]!;
-    describe(`${name} [${db}, ${store}]`, () => fn(db, store));
+    describe(`${name} [${db}, ${store}]`, () => {
+      fn(db, store);
+      if (store === 's3') afterAll(stopSwift);
+    });
   }
 }

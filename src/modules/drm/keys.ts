@@ -85,6 +85,13 @@ export async function contentKeysFor(
 export const DRM_KEY_MODES = ['SingleKey', 'AudioVideoKeys'] as const;
 export type DrmKeyMode = (typeof DRM_KEY_MODES)[number];
 
+/** A stored key mode (a channel's, an asset's; null: never asked for) as the mode it means. */
+export const keyModeOf = (mode: string | null | undefined): DrmKeyMode => (mode === 'AudioVideoKeys' ? 'AudioVideoKeys' : 'SingleKey');
+
+/** The key ids of a protected content's endpoints, as EndpointInfo's `protectionDetails.keyIds` lists them (video first). */
+export const keyIdsOf = (contentId: string, keyId: string, mode: string | null | undefined): string[] =>
+  keyModeOf(mode) === 'AudioVideoKeys' ? [keyId, audioKeyIdOf(contentId)] : [keyId];
+
 /** Keys by id, of this tenant only. */
 export async function keysById(ctx: PlatformContext, tenantId: string, keyIds: string[]): Promise<ContentKey[]> {
   if (keyIds.length === 0) return [];

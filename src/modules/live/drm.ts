@@ -1,6 +1,6 @@
 import type { PlatformContext } from '../../context.ts';
 import { dashDrmPrefix, HLS_DRM_PREFIX, type LiveProtection } from '../../media/live/index.ts';
-import { audioKeyIdOf, contentKeysFor, type DrmKeyMode } from '../drm/keys.ts';
+import { contentKeysFor, keyModeOf } from '../drm/keys.ts';
 import { outputEncryption } from '../drm/service.ts';
 import type { ChannelEndpointRow } from './tables.ts';
 
@@ -9,12 +9,6 @@ import type { ChannelEndpointRow } from './tables.ts';
  * key, from the DRM module's key store, for every track and every endpoint) or AudioVideoKeys (a second key for the
  * audio track), no key rotation.
  */
-
-export const keyModeOf = (mode: string | null | undefined): DrmKeyMode => (mode === 'AudioVideoKeys' ? 'AudioVideoKeys' : 'SingleKey');
-
-/** The key ids of a protected endpoint, as EndpointInfo's `protectionDetails.keyIds` lists them (video first). */
-export const keyIdsOf = (channelId: string, keyId: string, mode: string | null | undefined): string[] =>
-  keyModeOf(mode) === 'AudioVideoKeys' ? [keyId, audioKeyIdOf(channelId)] : [keyId];
 
 /** Where a protected endpoint's files are, under the channel's prefix. */
 export const drmPrefixOf = (e: ChannelEndpointRow): string => (e.type.startsWith('Hls') ? HLS_DRM_PREFIX : dashDrmPrefix(dashSchemeOf(e)));

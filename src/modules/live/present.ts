@@ -1,5 +1,6 @@
 import type { Config } from '../../config.ts';
-import { dashSchemeOf, drmPrefixOf, keyIdsOf } from './drm.ts';
+import { keyIdsOf } from '../drm/keys.ts';
+import { dashSchemeOf, drmPrefixOf } from './drm.ts';
 import { qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';

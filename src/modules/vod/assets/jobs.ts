@@ -11,6 +11,7 @@ import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { startPeriodic } from '../../../platform/periodic.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
+import { keyModeOf } from '../../drm/keys.ts';
 import { outputEncryption } from '../../drm/service.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { tenantPrefix } from '../../../storage/keys.ts';
@@ -26,9 +27,6 @@ export interface TranscodeJob {
   outputId: string;
 }
 
-/** A worker renews its claim on an output while it works; a claim not renewed for this long means the worker died. */
-const LEASE_MS = 30_000;
-const HEARTBEAT_MS = 10_000;
 const MAX_ATTEMPTS = 3;
 const LEASE = { owner: vodOutputs.leaseOwner, until: vodOutputs.leaseUntil };
 /** The owner of an output waiting in the queue; the lease keeps the sweeper off it while the job waits. */
@@ -48,7 +46,7 @@ const outputWhere = (j: TranscodeJob) => and(eq(vodOutputs.tenantId, j.tenantId)
 async function claim(ctx: PlatformContext, j: TranscodeJob) {
   const [row] = await ctx.db
     .update(vodOutputs)
-    .set({ ...lease.take(WORKER_ID, LEASE_MS), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
+    .set({ ...lease.take(WORKER_ID, ctx.config.transcodeLeaseSeconds * 1000), status: 'Processing', attempts: sql`${vodOutputs.attempts} + 1` })
     // A queued output is handed to whichever worker asks first; a running one only once its worker died.
     .where(and(outputWhere(j), inArray(vodOutputs.status, ['Pending', 'Processing']), lease.claimable(LEASE, QUEUED)))
     .returning();
@@ -131,13 +129,17 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
   const output = await claim(ctx, j);
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
-  const heartbeat = setInterval(() => {
-    void ctx.db
-      .update(vodOutputs)
-      .set(lease.renew(LEASE_MS))
-      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
-      .catch(() => {});
-  }, HEARTBEAT_MS);
+  // Three renewals per lease: one lost to a slow database does not lose the claim.
+  const heartbeat = setInterval(
+    () => {
+      void ctx.db
+        .update(vodOutputs)
+        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
+        .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
+        .catch(() => {});
+    },
+    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
+  );
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
   const abort = new AbortController();
   try {
@@ -159,8 +161,10 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
 
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
-    // The asset's id is its DRM content id: every protected output of the asset shares its one key (SingleKey).
-    const encryption = preset.protection ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme) : undefined;
+    // The asset's id is its DRM content id: every protected output of the asset shares its keys (one, or AudioVideoKeys' two).
+    const encryption = preset.protection
+      ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme, keyModeOf(asset.drmKeyMode))
+      : undefined;
     const transcodeStarted = performance.now();
     const progress = progressWriter(ctx, j.tenantId, j.assetId, j.outputId, and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)));
     const result = await transcode({
@@ -196,6 +200,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob): Promise<void
       tenantId: j.tenantId,
       preset,
       keyId: encryption?.keyId,
+      drmKeyMode: keyModeOf(asset.drmKeyMode),
     });
 
     const finished = await ctx.db.transaction(async (tx) => {

@@ -1,3 +1,4 @@
+import { keyModeOf } from '../../drm/keys.ts';
 import type { vodAssets, vodOutputs } from './tables.ts';
 
 type AssetRow = typeof vodAssets.$inferSelect;
@@ -38,6 +39,7 @@ export function presentAsset(a: AssetRow, outputs: OutputRow[], transcodedJobId:
     attributes: a.attributes,
     distribution: { accessPolicyId: a.accessPolicyId, accessPolicyName: null },
     sourceFileExtension: a.sourceFileExtension,
+    drmKeyMode: keyModeOf(a.drmKeyMode),
   };
 }
 

@@ -49,6 +49,13 @@ export const VodAssetCreate = Type.Object({
   attributes: Type.Optional(Attributes),
   overlays: Type.Optional(Type.Array(Overlay, { maxItems: 16 })),
   distributionInfo: Type.Optional(Type.Object({ accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])) })),
+  drmKeyMode: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'The keys of the DRM outputs (HlsDrm, DashDrm presets) of the asset, also those added later: `SingleKey` (the default): one key for every track; `AudioVideoKeys`: one for the video tracks, another for the audio tracks',
+    }),
+  ),
 });
 
 const EndpointInfo = Type.Object({
@@ -63,7 +70,9 @@ const EndpointInfo = Type.Object({
   ),
   type: Type.Optional(Type.String({ description: 'endpoint type of an encrypted output: `HlsDrm` or `DashDrm`' })),
   isDrmProtected: Type.Optional(Type.Boolean()),
-  drmKeyMode: Type.Optional(Type.String({ description: '`SingleKey`: one key for every track' })),
+  drmKeyMode: Type.Optional(
+    Type.String({ description: '`SingleKey`: one key for every track; `AudioVideoKeys`: `keyIds` are the video key, then the audio key' }),
+  ),
   durationMilliseconds: Type.Integer(),
   size: Type.Integer(),
   manifest: Type.String(),
@@ -100,6 +109,7 @@ export const VodAsset = Type.Object({
   attributes: Type.Array(Type.String()),
   distribution: Type.Object({ accessPolicyId: Type.Union([Type.String(), Type.Null()]), accessPolicyName: Type.Union([Type.String(), Type.Null()]) }),
   sourceFileExtension: Type.Union([Type.String(), Type.Null()]),
+  drmKeyMode: Type.String({ description: 'the key mode of its DRM outputs: `SingleKey` or `AudioVideoKeys`' }),
 });
 
 const VodAssetSummary = Type.Object({

@@ -8,6 +8,7 @@ import { isUuid, newId } from '../../../platform/ids.ts';
 import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
 import { recordEvent } from '../../../platform/events.ts';
+import { DRM_KEY_MODES } from '../../drm/keys.ts';
 import { presetById } from '../../transcoder/service.ts';
 import { overlayProblems } from '../../../media/overlays.ts';
 import { assetPrefix, outputPrefix } from '../storageKeys.ts';
@@ -47,6 +48,8 @@ function checkOverlays(overlays: OverlayRow[] | undefined, field: string, preset
 export async function createAsset(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
   const preset = requirePreset(body.preset, 'preset');
   const overlays = checkOverlays(body.overlays, 'overlays', preset);
+  if (body.drmKeyMode !== undefined && !(DRM_KEY_MODES as readonly string[]).includes(body.drmKeyMode))
+    throw validationError('drmKeyMode', 'must be SingleKey (one key for every track) or AudioVideoKeys (one key for the video tracks, another for audio)');
   const fileIds = body.transcodedSources.map((src) => src.fileId);
   const files = await loadSourceFiles(ctx.db, tenantId, fileIds);
   for (const [i, src] of body.transcodedSources.entries()) {
@@ -87,6 +90,7 @@ export async function createAsset(ctx: PlatformContext, tenantId: string, body: 
       fileIds: Object.fromEntries(sources.map((src) => [src.fileId, src.fileTypesFlag ?? 'Video'])),
       overlays,
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
+      drmKeyMode: body.drmKeyMode ?? null,
       sourceFileExtension: main.extension || null,
     });
     await linkAssetToFiles(tx, tenantId, id, fileIds);

@@ -3,6 +3,7 @@ import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.
 import { tenants } from '../../../db/tenants.ts';
 import { leaseColumns } from '../../../db/lease.ts';
 import type { Overlay } from '../../../media/overlays.ts';
+import type { DrmKeyMode } from '../../drm/keys.ts';
 
 export interface TranscodingTrackRow {
   trackSelector: { trackId: string };
@@ -28,7 +29,7 @@ export interface EndpointRow {
   protectionDetails?: { keyIds: string[]; contentId: string };
   type?: 'HlsDrm' | 'DashDrm';
   isDrmProtected?: boolean;
-  drmKeyMode?: 'SingleKey';
+  drmKeyMode?: DrmKeyMode;
   durationMilliseconds: number;
   size: number;
   manifest: string;
@@ -57,6 +58,8 @@ export const vodAssets = pgTable(
     fileIds: jsonb('file_ids').$type<Record<string, string>>().notNull().default({}),
     overlays: jsonb('overlays').$type<OverlayRow[]>().notNull().default([]),
     accessPolicyId: uuid('access_policy_id'),
+    /** The keys of the asset's protected outputs (docs/decisions/drm.md, "Key modes"); null: never asked for, SingleKey. */
+    drmKeyMode: text('drm_key_mode'),
     sourceFileExtension: text('source_file_extension'),
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),

@@ -1,6 +1,7 @@
 import type { PlatformContext } from '../../../context.ts';
 import { listFiles } from '../../../media/files.ts';
 import type { TranscodeResult } from '../../../media/transcode.ts';
+import { keyIdsOf, type DrmKeyMode } from '../../drm/keys.ts';
 import type { Preset } from '../../transcoder/service.ts';
 import type { EndpointRow } from './tables.ts';
 
@@ -14,7 +15,7 @@ export async function uploadOutput(
   dir: string,
   prefix: string,
   result: TranscodeResult,
-  ids: { tenantId: string; assetId: string; outputId: string; preset: Preset; keyId?: string },
+  ids: { tenantId: string; assetId: string; outputId: string; preset: Preset; keyId?: string; drmKeyMode: DrmKeyMode },
 ): Promise<EndpointRow[]> {
   const drm = ids.preset.protection;
   for (const f of await listFiles(dir)) await ctx.store.putFile(prefix + f.path, f.absolutePath, f.contentType);
@@ -27,10 +28,10 @@ export async function uploadOutput(
     protection: drm ? (drm.scheme === 'aes-128' ? 'Aes128' : 'ClearKey') : 'None',
     ...(drm && ids.keyId
       ? {
-          protectionDetails: { keyIds: [ids.keyId], contentId: ids.assetId },
+          protectionDetails: { keyIds: keyIdsOf(ids.assetId, ids.keyId, ids.drmKeyMode), contentId: ids.assetId },
           type: drm.endpointType,
           isDrmProtected: true,
-          drmKeyMode: 'SingleKey' as const,
+          drmKeyMode: ids.drmKeyMode,
         }
       : {}),
     durationMilliseconds: e.durationMilliseconds,

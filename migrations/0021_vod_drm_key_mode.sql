@@ -1,0 +1,1 @@
+ALTER TABLE "vod_assets" ADD COLUMN "drm_key_mode" text;
