@@ -207,10 +207,14 @@ export async function play(
         video.muted = true;
         // A stream that never gets data (a refused key) leaves play() pending for ever: wait no longer than the sampling.
         await Promise.race([
-          video.play().catch((e: Error) => {
-            // hls.js attaches asynchronously; the element starts once it has data.
-            if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
-          }),
+          player === 'hls'
+            ? video.play().catch((e: Error) => {
+                // hls.js attaches asynchronously; the element starts once it has data.
+                if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
+              })
+            : // dash.js starts it (autoplay): it refreshes a dynamic MPD only once it has seen the element's `play` event,
+              // and a play() before it listens (before the MPD is loaded) is one it never sees: it stays on the first MPD.
+              new Promise((r) => video.addEventListener('playing', r, { once: true })),
           new Promise((r) => setTimeout(r, seconds * 1000)),
         ]);
         const times: number[] = [];
