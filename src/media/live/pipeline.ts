@@ -2,12 +2,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, FORENSIC_TRACKS, forensicArgs, forensicTracks, runArgs, type ForensicArgs, type RunSource } from './args.ts';
-import { LiveCaptioner } from './captions.ts';
-import { WVTT_INIT, WVTT_TIMESCALE, wvttKey, wvttSpan } from './wvtt.ts';
+import { channelCaptioner } from './channelCaptioner.ts';
+import type { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
-import { protectedPrefixes, protectedPublisher } from './protect.ts';
+import { protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
-import { CAPTION_TRACK } from './subtitles.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
@@ -292,36 +291,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         const inits = resume.tracks.filter((t) => t.periodInit && t.periodInitKey);
         await output.resume(inits.map((t) => ({ key: t.periodInitKey!, track: t.name, body: Buffer.from(t.periodInit!, 'base64') })));
       }
-      const captionPrefixes = ['', ...(o.protection ? protectedPrefixes(o.protection) : [])];
-      // Live captions: recognized beside the pipeline from the audio segments it publishes (docs/decisions/live.md).
-      captioner = o.captions
-        ? new LiveCaptioner({
-            model: o.captions,
-            workDir: join(o.workDir, 'captions'),
-            segmentSeconds: o.segmentSeconds,
-            windowSegments: o.windowSegments,
-            retentionSeconds: o.retentionSeconds ?? 3600,
-            availabilityStart,
-            // Captions stay clear, and are beside every protected endpoint's manifests too (they name them relatively).
-            publish: async (key, body, type) => void (await Promise.all(captionPrefixes.map((prefix) => o.publish(prefix + key, body, type)))),
-            remove: (keys) => o.remove(captionPrefixes.flatMap((prefix) => keys.map((k) => prefix + k))),
-            // On the timeline beside the audio segment of the same number (same span, same wall-clock start).
-            onPublished: (c) =>
-              o.onEvent({
-                type: 'segment',
-                rendition: CAPTION_TRACK,
-                sequence: c.sequence,
-                durationSeconds: c.duration,
-                key: wvttKey(c.sequence),
-                initKey: WVTT_INIT,
-                startMs: Math.round(availabilityStart + c.start * 1000),
-                decodeTime: wvttSpan(c).start,
-                timescale: WVTT_TIMESCALE,
-                run: c.run,
-              }),
-            log: log.child({ component: 'captions' }),
-          })
-        : undefined;
+      captioner = o.captions ? channelCaptioner(o, o.captions, availabilityStart, log) : undefined;
       packager = new Packager({
         resume,
         tracks,
