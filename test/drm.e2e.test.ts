@@ -273,6 +273,48 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
     expect(garbled.stdout).not.toBe(decoded.stdout);
   });
 
+  /** Opens the embed page of an asset until its video has played a second or the page shows a message. */
+  const embed = async (asset: any, drmToken?: string) => {
+    const view = await browser.newPage();
+    try {
+      const query = `Muted=true&Autoplay=true${drmToken ? `&drmToken=${encodeURIComponent(drmToken)}` : ''}`;
+      await view.goto(`${p.baseUrl}/player/v1/${t.id}/${asset.id}?${query}`);
+      await view.waitForFunction(
+        () => (document.getElementById('video') as HTMLVideoElement).currentTime > 1 || document.getElementById('message')!.className === 'shown',
+        null,
+        { timeout: 30_000 },
+      );
+      return await view.evaluate(() => {
+        const video = document.getElementById('video') as HTMLVideoElement;
+        const message = document.getElementById('message')!;
+        return { currentTime: video.currentTime, videoHeight: video.videoHeight, message: message.className === 'shown' ? message.textContent : null };
+      });
+    } finally {
+      await view.close();
+    }
+  };
+
+  it('plays DRM assets on the embed page given a drmToken (AES-128, SAMPLE-AES with hls.js, ClearKey with dash.js), and says a token is needed without one', async () => {
+    const source = (asset: any) => fetch(`${p.baseUrl}/player/v1/${t.id}/${asset.id}/source`).then((r) => r.json());
+    const licenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
+    expect(await source(hls)).toMatchObject({ hlsProtection: 'Aes128', dashProtection: null, clearKeyLicenseUrl: null });
+    expect(await source(cmaf)).toMatchObject({ hlsProtection: 'ClearKey', dashProtection: 'ClearKey', clearKeyLicenseUrl: licenseUrl });
+    expect(await source(dash)).toMatchObject({ hlsProtection: null, dashProtection: 'ClearKey', clearKeyLicenseUrl: licenseUrl });
+    for (const asset of [hls, cmaf, dash]) {
+      const at = performance.now();
+      const played = await embed(asset, await token(asset.id));
+      console.log(`embed page ${asset.title}: ${JSON.stringify(played)} in ${Math.round(performance.now() - at)} ms`);
+      expect(played.message).toBeNull();
+      expect(played.currentTime).toBeGreaterThan(1);
+      expect(played.videoHeight).toBeGreaterThan(0);
+    }
+    for (const asset of [hls, dash]) {
+      const refused = await embed(asset);
+      expect(refused.message).toMatch(/DRM token/);
+      expect(refused.currentTime).toBe(0);
+    }
+  });
+
   it("refuses another tenant's token for these keys", async () => {
     const keyId = hls.endpoints[0].protectionDetails.keyIds[0];
     // The other tenant has no such content: it cannot even get a token for it.

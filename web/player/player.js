@@ -133,6 +133,42 @@
     });
   }
 
+  const isProtected = (protection) => Boolean(protection) && protection !== 'None';
+
+  /**
+   * hls.js options for a DRM endpoint: the DRM token goes with AES-128 key requests (segment requests stay simple: no
+   * CORS preflight) and, for SAMPLE-AES (`ClearKey`), hls.js licenses through EME ClearKey, posting the CDM's request
+   * as it is with the token added.
+   */
+  function hlsDrmConfig(source, token) {
+    if (!isProtected(source.hlsProtection)) return {};
+    const config = {
+      xhrSetup(xhr, url) {
+        if (!url.includes('/drm/v1/licenses/')) return;
+        xhr.open('GET', url, true);
+        xhr.setRequestHeader('Authorization', `Bearer ${token}`);
+      },
+    };
+    if (source.hlsProtection !== 'ClearKey') return config;
+    return {
+      ...config,
+      emeEnabled: true,
+      drmSystems: { 'org.w3.clearkey': { licenseUrl: source.clearKeyLicenseUrl } },
+      licenseXhrSetup(xhr, url) {
+        xhr.open('POST', url, true);
+        xhr.setRequestHeader('Authorization', `Bearer ${token}`);
+      },
+    };
+  }
+
+  /** What a fatal hls.js error tells the viewer: a refused key or license most likely means a DRM token that does not fit. */
+  const hlsFailure = (d) =>
+    d.type === 'keySystemError' || d.details === 'keyLoadError'
+      ? `Playback failed: the DRM key was refused (${d.details}); the DRM token may be expired or for another video`
+      : `Playback failed: ${d.details}`;
+
+  const DRM_TOKEN_NEEDED = 'This video is protected by DRM: the page needs a DRM token (drmToken) to play it';
+
   async function start() {
     const res = await fetch(boot.sourceUrl);
     const source = await res.json().catch(() => ({}));
@@ -150,21 +186,29 @@
     };
     const nativeHls = video.canPlayType('application/vnd.apple.mpegurl') !== '';
     let usesDash = false;
+    const drmToken = boot.drmToken;
     if (source.hlsUrl && (window.MediaSource || window.ManagedMediaSource)) {
+      // Said before any request: without the token a DRM video would only stay black.
+      if (isProtected(source.hlsProtection) && !drmToken) return show(DRM_TOKEN_NEEDED);
       await loadScript(`${boot.libUrl}/hls.js`);
       const Hls = window.Hls;
-      const hls = new Hls();
+      const hls = new Hls(hlsDrmConfig(source, drmToken));
       if (analyticsOn) report = reportTo(source, 'hls.js', () => hls.levels[hls.currentLevel]?.bitrate);
       hls.on(Hls.Events.ERROR, (_e, d) => {
-        if (d.fatal) fail(d.details, `Playback failed: ${d.details}`);
+        if (d.fatal) fail(d.details, hlsFailure(d));
       });
       hls.loadSource(source.hlsUrl);
       hls.attachMedia(video);
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => hls.liveSyncPosition);
     } else if (source.dashUrl && window.MediaSource) {
       usesDash = true;
+      if (isProtected(source.dashProtection) && !drmToken) return show(DRM_TOKEN_NEEDED);
       await loadScript(`${boot.libUrl}/dash.js`);
       const dash = window.dashjs.MediaPlayer().create();
+      // ClearKey through EME: the license URL comes from the MPD (dashif:Laurl), the token from the page.
+      if (isProtected(source.dashProtection)) {
+        dash.setProtectionData({ 'org.w3.clearkey': { httpRequestHeaders: { Authorization: `Bearer ${drmToken}` } } });
+      }
       if (analyticsOn) report = reportTo(source, 'dash.js', () => dash.getCurrentRepresentationForType?.('video')?.bandwidth);
       dash.on('error', (e) => fail(e.error?.code ?? 'dash', `Playback failed: ${e.error?.message ?? 'dash.js error'}`));
       // dash.js starts an autoplay itself: it refreshes a live MPD only once it has seen the element's `play` event, and
@@ -172,6 +216,8 @@
       dash.initialize(video, source.dashUrl, Boolean(boot.flags.Autoplay));
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => dash.duration());
     } else if (source.hlsUrl && nativeHls) {
+      // The browser's own HLS cannot add the DRM token to key requests.
+      if (isProtected(source.hlsProtection)) return show('This browser cannot play this DRM-protected video');
       if (analyticsOn) report = reportTo(source, 'native', () => undefined);
       video.src = source.hlsUrl;
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => (video.seekable.length ? video.seekable.end(video.seekable.length - 1) : NaN));

@@ -32,6 +32,9 @@ const PageQuery = Type.Object({
   TimeShift: Type.Optional(Type.Boolean()),
   Analytics: Type.Optional(Type.Boolean()),
   token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  drmToken: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, description: "The viewer's DRM token (`POST /drm/v1/tokens`), for DRM-protected assets" }),
+  ),
 });
 
 /** `GET /player/v1/{tenantId}/{assetId}`: the page an `<iframe>` embeds (docs/decisions/player.md). */
@@ -48,7 +51,8 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
       schema: {
         tags: ['Player'],
         summary: 'Get embed page',
-        description: 'The HTML page that plays a streaming asset in an iframe (no API key), with the options Muted, Autoplay, TimeShift, Analytics.',
+        description:
+          'The HTML page that plays a streaming asset in an iframe (no API key), with the options Muted, Autoplay, TimeShift, Analytics; `token` for token-protected assets, `drmToken` for DRM-protected ones.',
         security: [],
         params: Params,
         querystring: PageQuery,
@@ -58,7 +62,7 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
     async (req, reply) => {
       const tenantId = req.params.tenantId.toLowerCase();
       const { assetId } = req.params;
-      const { token } = req.query;
+      const { token, drmToken } = req.query;
       // An iframe's request names the embedding page in its Referer (the browser's default policy keeps its origin).
       const page = req.headers.referer;
       if (!(await isOriginAllowed(ctx, tenantId, page))) {
@@ -82,6 +86,8 @@ export const embedRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = 
           libUrl: '/player/v1/lib',
           heartbeatMs: HEARTBEAT_MS,
           flags,
+          // The player sends it with key and license requests only (docs/decisions/player.md).
+          ...(drmToken ? { drmToken } : {}),
         },
         source.title ?? 'Video',
       );

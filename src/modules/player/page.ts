@@ -18,6 +18,8 @@ export interface Boot {
   libUrl: string;
   heartbeatMs: number;
   flags: PlayerFlags;
+  /** The viewer's DRM token, for the key and license requests of a DRM-protected asset. */
+  drmToken?: string;
 }
 
 /** The embed page that plays: its configuration in the page, then the player script. (Function replacers: a `$&` in a value stays text.) */

@@ -1,5 +1,6 @@
 import type { PlatformContext } from '../../context.ts';
 import { withToken } from '../../platform/playback.ts';
+import { clearKeyLicenseUrl } from '../drm/urls.ts';
 import type { PlayableEndpoint } from '../../platform/playables.ts';
 import { getStreamingAsset } from './catalogue.ts';
 import { posterUrl } from './frames.ts';
@@ -25,6 +26,11 @@ export interface PlaybackSource {
   /** Manifest URLs, carrying `token` when one was given (the token in a path segment: segments carry it too). */
   hlsUrl: string | null;
   dashUrl: string | null;
+  /** The DRM protection of the endpoint each URL names: `None`, `Aes128` (HLS AES-128) or `ClearKey` (EME ClearKey). */
+  hlsProtection: string | null;
+  dashProtection: string | null;
+  /** Where EME ClearKey licenses come from (the DRM module's), when an endpoint is `ClearKey`; else null. */
+  clearKeyLicenseUrl: string | null;
   tokenRequired: boolean;
   /** Live (a channel or event): no fixed duration, time shift applies. */
   live: boolean;
@@ -44,11 +50,13 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
   // A channel's URLs are stable whatever its state: a player may wait on one that is about to start.
   const candidates = outputs.length || !live ? outputs : asset.outputs;
   const endpoints: PlayableEndpoint[] = candidates.flatMap((o) => o.endpoints);
-  const url = (format: string) => {
-    const e = endpoints.find((x) => x.format === format);
+  const hls = endpoints.find((x) => x.format === 'HLS');
+  const dash = endpoints.find((x) => x.format === 'DASH');
+  const url = (e: PlayableEndpoint | undefined) => {
     if (!e) return null;
     return opts.token ? withToken(e.url, opts.token) : e.url;
   };
+  const usesClearKey = hls?.protection === 'ClearKey' || dash?.protection === 'ClearKey';
   const tenant = await tenantSettings(ctx.db, tenantId);
   const state = (name: 'devToolsAccess' | 'analytics' | 'codeObfuscation' | 'cap') => asset.settings[name].asset ?? asset.settings[name].tenant;
   const images = asset.images;
@@ -63,8 +71,11 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
     poster: firstImage,
     images,
     chapters: asset.chapters,
-    hlsUrl: url('HLS'),
-    dashUrl: url('DASH'),
+    hlsUrl: url(hls),
+    dashUrl: url(dash),
+    hlsProtection: hls?.protection ?? null,
+    dashProtection: dash?.protection ?? null,
+    clearKeyLicenseUrl: usesClearKey ? clearKeyLicenseUrl(ctx) : null,
     tokenRequired: effectiveState({ tokenRequired: asset.settings.tokenRequired.asset ?? undefined }, tenant.defaults, 'tokenRequired') === 'Enabled',
     live,
     settings: {
