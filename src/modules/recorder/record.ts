@@ -16,6 +16,7 @@ import {
   type TimelineSegment,
 } from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
+import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
@@ -43,14 +44,14 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     const body = rangeMediaPlaylist(rows.filter((s) => s.track === track).map(toRange), { ...o, segmentSeconds });
     await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
   }
+  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
   const master = await readObject(ctx, prefix + MASTER);
-  if (!master || rows.length === 0) return;
+  if (!master || rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
   const dashTracks = await rangeDashTracks(
     master.toString('utf8'),
     rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
     (uri) => readObject(ctx, prefix + uri),
   );
-  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
   const mpd = rangeMpd(dashTracks, {
     type: o.ended ? 'static' : 'dynamic',
     segmentSeconds,
@@ -59,6 +60,7 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     clock: { headUrl: recordingUrl(ctx.config.publicUrl.origin, rec.tenantId, rec.id, part, MPD) },
   });
   await ctx.store.putObject(prefix + MPD, mpd, 'application/dash+xml');
+  await writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
 }
 
 export const recordedSegments = (ctx: PlatformContext, recordingId: string): Promise<SegmentRow[]> =>
@@ -111,7 +113,7 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
     await eachLimited(inits, COPY_CONCURRENCY, async (k) => {
       if (await ctx.store.head(prefix + k)) return;
       // Gone with the channel's retention: its segments cannot play; they are left out (a gap).
-      await copyObject(ctx, from + k, prefix + k).catch(() => missingInits.add(k));
+      for (const c of copiesOf(rec.drm, k)) await copyObject(ctx, from + c, prefix + c).catch(() => missingInits.add(k));
     });
     const sizes = new Map<TimelineSegment, number>();
     const copied: TimelineSegment[] = [];
@@ -120,7 +122,9 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       COPY_CONCURRENCY,
       async (s) => {
         try {
-          sizes.set(s, await copyObject(ctx, from + s.key, prefix + s.key));
+          // Of a DRM channel, each protected endpoint's encrypted copy too (drm.ts); the size is the clear one's.
+          const [size] = await Promise.all(copiesOf(rec.drm, s.key).map((c) => copyObject(ctx, from + c, prefix + c)));
+          sizes.set(s, size!);
           copied.push(s);
         } catch (err) {
           // Gone past the channel's retention meanwhile: the recording has a gap rather than no end.
