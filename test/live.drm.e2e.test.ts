@@ -253,14 +253,15 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
         liveChannelDetails: { channelId: channel.id, start: new Date(now - 6000).toISOString(), end: new Date(now - 1000).toISOString() },
       },
       catchup: { enabled: true },
+      archive: { enabled: true, delaySeconds: 0, public: true },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const rec = await until(
       async () => (await t.json('GET', `/cvr/v1/recordings/${created.body.id}`)).body,
-      (r) => r.status === 'Available' || r.status === 'Error',
-      { timeoutMs: 30_000, what: 'the recording is recorded' },
+      (r) => r.status === 'Error' || (r.status === 'Available' && ['Available', 'Error'].includes(r.archive.status)),
+      { timeoutMs: 30_000, what: 'the recording and its archive are made' },
     );
-    console.log(`recording of a DRM channel: Available ${Date.now() - now - 1000} ms after its range ended`);
+    console.log(`recording of a DRM channel: Available (and archived) ${Date.now() - now} ms after it was asked for`);
     expect(rec.status, rec.errorMessage).toBe('Available');
     const details = { keyIds: [keyId, audioKeyId], contentId: channel.id };
     const drm = { isDrmProtected: true, drmKeyMode: 'AudioVideoKeys' };
@@ -288,6 +289,17 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     // The clear copy is there (outputs are made from it) but not served: neither its playlists nor its files.
     for (const clear of ['master.m3u8', '180p.m3u8', 'manifest.mpd', segment, init]) expect((await p.fetch(base + clear)).status, clear).toBe(404);
     expect(await (await p.fetch(recDash)).text()).toContain(`cenc:default_KID="${audioKeyId}"`);
+    // The archive: the same, encrypted only; the outputs (clear files) want a playback token.
+    expect(rec.archive.status).toBe('Available');
+    expect(rec.archive.endpoints.map((e: any) => [e.id, e.protection, e.isDrmProtected])).toEqual([
+      ['archive-hls-aes128', 'Aes128', true],
+      ['archive-dash-cenc', 'ClearKey', true],
+      ['archive-dash-cbcs', 'ClearKey', true],
+    ]);
+    const archived = rec.archive.endpoints[0].url as string;
+    expect(await (await p.fetch(archived.replace('master.m3u8', '180p.m3u8'))).text()).toMatch(/METHOD=AES-128[\s\S]*#EXT-X-ENDLIST/);
+    expect((await p.fetch(archived.replace('/aes128/', '/'))).status).toBe(404);
+    expect((await p.fetch(base.replace(/media\/$/, 'outputs/none/video.mp4'))).status).toBe(401);
     // A DRM token asked for the recording is one for the channel's content; its licensed key decrypts the segment
     // with the IV the playlist writes, and the result decodes (as it is served, it does not decode to the same).
     const recToken = await t.json('POST', '/drm/v1/tokens', { assetId: rec.id });
@@ -306,7 +318,9 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(frames.errors).toBe('');
     expect(frames.md5).toMatch(/^MD5=/);
     expect((await decode(garbled)).md5).not.toBe(frames.md5);
+    const startedPlaying = Date.now();
     const played = await play(browser, page.url, recHls, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
+    console.log(`hls.js on the recording's AES-128 catch-up: ${Date.now() - startedPlaying} ms, playhead ${JSON.stringify(played.times)}`);
     expect(played.error).toBeUndefined();
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)! - played.times[0]!).toBeGreaterThan(0);
