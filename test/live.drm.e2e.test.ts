@@ -254,6 +254,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       },
       catchup: { enabled: true },
       archive: { enabled: true, delaySeconds: 0, public: true },
+      output: { preset: 'hls-h264-ladder-aes128' },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const rec = await until(
@@ -318,6 +319,18 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(frames.errors).toBe('');
     expect(frames.md5).toMatch(/^MD5=/);
     expect((await decode(garbled)).md5).not.toBe(frames.md5);
+    // An output of a DRM preset is encrypted with the channel's keys too, and plays with the recording's token.
+    const made = await until(
+      async () => (await t.json('GET', `/cvr/v1/recordings/${rec.id}`)).body.outputs[0],
+      (o) => ['Available', 'Error'].includes(o.status),
+      { timeoutMs: 60_000, what: 'the AES-128 output' },
+    );
+    console.log(`recording output hls-h264-ladder-aes128: Available ${Date.now() - now} ms after the recording was asked for`);
+    expect(made.status, made.errorMessage).toBe('Available');
+    expect(made.endpoints[0]).toMatchObject({ protection: 'Aes128', protectionDetails: details, type: 'HlsDrm', ...drm });
+    const output = await play(browser, page.url, made.endpoints[0].url, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
+    expect(output.error).toBeUndefined();
+    expect(output.times.at(-1)! - output.times[0]!).toBeGreaterThan(0);
     const startedPlaying = Date.now();
     const played = await play(browser, page.url, recHls, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
     console.log(`hls.js on the recording's AES-128 catch-up: ${Date.now() - startedPlaying} ms, playhead ${JSON.stringify(played.times)}`);

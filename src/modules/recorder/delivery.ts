@@ -6,6 +6,7 @@ import { isUuid } from '../../platform/ids.ts';
 import { admitMedia, splitToken } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
+import { presetById } from '../transcoder/service.ts';
 import { servesFile } from './drm.ts';
 import { catchupPlayable } from './present.ts';
 import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
@@ -28,6 +29,18 @@ const CORS = {
  */
 export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
+
+  // A DRM recording's outputs of clear presets are clear files (docs/decisions/recorder.md, "DRM channels"): they
+  // play with a playback token for the recording only, whatever its settings; a DRM preset's are encrypted.
+  const clearOutput = async (recordingId: string, path: string): Promise<boolean> => {
+    const [part, outputId] = path.split('/');
+    if (part !== 'outputs' || !outputId) return false;
+    const [output] = await ctx.db
+      .select({ preset: recorderOutputs.preset })
+      .from(recorderOutputs)
+      .where(and(eq(recorderOutputs.recordingId, recordingId), eq(recorderOutputs.id, outputId)));
+    return !output || !presetById(output.preset)?.protection;
+  };
 
   app.options('/media/recordings/*', { schema: { hide: true } }, async (_req, reply) =>
     reply
@@ -53,9 +66,8 @@ export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformCon
       if (!rec) throw notFound();
       // Tokens (the recording's settings, and a non-public archive always), allowed domains, observers; undefined when
       // it answered a redirect.
-      // The outputs of a DRM recording are clear files (docs/decisions/recorder.md, "DRM channels"): a token for them too.
       const askedPath = splitToken(asked).path;
-      const requiresToken = (askedPath.startsWith('archive/') && !rec.archive.public) || (rec.drm !== null && askedPath.startsWith('outputs/'));
+      const requiresToken = (askedPath.startsWith('archive/') && !rec.archive.public) || (rec.drm !== null && (await clearOutput(recordingId, askedPath)));
       const admitted = await admitMedia(ctx, req, reply, { delivery: 'recording', tenantId, assetId: recordingId, path: asked, requiresToken });
       if (admitted === undefined) return reply;
       const parts = admitted.split('/');

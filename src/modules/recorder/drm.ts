@@ -2,6 +2,8 @@ import type { Config } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
 import { dashDrmManifest, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
 import { encryptionOf } from '../../media/protect.ts';
+import type { Preset } from '../../media/preset.ts';
+import { keyIdsOf } from '../drm/keys.ts';
 import { outputEncryption } from '../drm/service.ts';
 import { readObject } from '../live/timeline.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
@@ -87,4 +89,26 @@ export async function writeProtectedPlaylists(
       await ctx.store.putObject(prefix + p + MPD, body, 'application/dash+xml');
     }
   }
+}
+
+/**
+ * The key of an output made with a DRM preset (`protection`): of a DRM recording the channel's (its content), of a
+ * clear one the recording's own (the recording id is then its content id, as an asset's is). With the fields its
+ * endpoints show. Undefined for a clear preset.
+ */
+export async function outputProtection(ctx: PlatformContext, rec: RecordingRow, preset: Preset) {
+  if (!preset.protection) return undefined;
+  const contentId = rec.drm ? rec.channelId : rec.id;
+  const drmKeyMode = rec.drm?.drmKeyMode ?? 'SingleKey';
+  const encryption = await outputEncryption(ctx, rec.tenantId, contentId, preset.protection.scheme, drmKeyMode);
+  return {
+    encryption,
+    endpoint: {
+      protection: preset.protection.scheme === 'aes-128' ? ('Aes128' as const) : ('ClearKey' as const),
+      protectionDetails: { keyIds: keyIdsOf(contentId, encryption.keyId, drmKeyMode), contentId },
+      type: preset.protection.endpointType,
+      isDrmProtected: true,
+      drmKeyMode,
+    },
+  };
 }
