@@ -40,6 +40,7 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
   let hls: any;
   let dash: any;
   let cbcs: any;
+  let cmaf: any;
   let create: (preset: string, more?: object) => Promise<{ status: number; body: any }>;
   const started = new Date(Date.now() - 1000).toISOString();
 
@@ -58,12 +59,14 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
       expect(r.status).toBe(200);
       return r.body.id as string;
     };
-    const [hlsId, dashId, cbcsId] = [
+    const ids = [
       await id('hls-h264-ladder-aes128'),
       await id('dash-h264-ladder-cenc', { drmKeyMode: 'AudioVideoKeys' }),
       await id('dash-h264-ladder-cbcs'),
+      // SAMPLE-AES with a key per track: hls.js licenses both from the one ClearKey request.
+      await id('cmaf-h264-ladder-cbcs', { drmKeyMode: 'AudioVideoKeys' }),
     ];
-    [hls, dash, cbcs] = [await waitAsset(t, hlsId), await waitAsset(t, dashId), await waitAsset(t, cbcsId)];
+    [hls, dash, cbcs, cmaf] = await Promise.all(ids.map((x) => waitAsset(t, x)));
     // Two transcodes on a machine that other test files share: the bound is the assets' own wait, not the hook's.
   }, 240_000);
   afterAll(async () => {
@@ -109,7 +112,7 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
 
   it('lists the encrypted assets as isDrm in the streaming catalogue', async () => {
     const drm = await t.json('GET', '/streaming/v1/assets?isDrm=true&types=Vod');
-    expect(drm.body.items.map((a: any) => a.id).sort()).toEqual([hls.id, dash.id, cbcs.id].sort());
+    expect(drm.body.items.map((a: any) => a.id).sort()).toEqual([hls.id, dash.id, cbcs.id, cmaf.id].sort());
     expect((await t.json('GET', `/streaming/v1/assets/${dash.id}`)).body.isDrm).toBe(true);
   });
 
@@ -188,6 +191,86 @@ describeOnDb('pglite', 'DRM: encrypted VOD outputs that play', (kind) => {
     const played = await play(browser, page.url, cbcs.endpoints[0].url, { player: 'dash', seconds: 3, drmToken: await token(cbcs.id) });
     expect(played.error).toBeUndefined();
     expect(Math.max(...played.times)).toBeGreaterThan(1);
+  });
+
+  /** The SAMPLE-AES media playlist of the CMAF output's first rung, and the URL it is relative to. */
+  const cmafPlaylist = async () => {
+    const master = await (await fetch(cmaf.endpoints[0].url)).text();
+    const url = new URL(
+      master.split('\n').find((l) => l.endsWith('.m3u8') && !l.startsWith('#'))!,
+      cmaf.endpoints[0].url,
+    );
+    return { url, text: await (await fetch(url)).text() };
+  };
+
+  it('describes the CMAF cbcs output: an HlsDrm (SAMPLE-AES) and a DashDrm endpoint over one set of segments', async () => {
+    expect(cmaf.status).toBe('Available');
+    const uuid = expect.stringMatching(/^[0-9a-f-]{36}$/);
+    const details = { contentId: cmaf.id, keyIds: [uuid, uuid] };
+    expect(cmaf.endpoints.map((e: any) => [e.format, e.type, e.protection])).toEqual([
+      ['HLS', 'HlsDrm', 'ClearKey'],
+      ['DASH', 'DashDrm', 'ClearKey'],
+    ]);
+    for (const e of cmaf.endpoints) expect(e).toMatchObject({ isDrmProtected: true, drmKeyMode: 'AudioVideoKeys', protectionDetails: details });
+    const [keyId, audioKeyId] = cmaf.endpoints[0].protectionDetails.keyIds;
+    expect(audioKeyId).not.toBe(keyId);
+    const keyLine = (id: string) => {
+      const kid = Buffer.from(id.replace(/-/g, ''), 'hex');
+      return `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey",KEYFORMATVERSIONS="1"`;
+    };
+    const { text } = await cmafPlaylist();
+    // The initialisation segment is clear: the key covers the media segments only.
+    expect(text.indexOf(keyLine(keyId))).toBeGreaterThan(text.indexOf('#EXT-X-MAP:'));
+    expect(text.indexOf(keyLine(keyId))).toBeLessThan(text.indexOf('#EXTINF:'));
+    // The audio playlist names the audio key.
+    const master = await (await fetch(cmaf.endpoints[0].url)).text();
+    const audioUri = /#EXT-X-MEDIA:TYPE=AUDIO[^\n]*URI="([^"]+)"/.exec(master)![1];
+    expect(await (await fetch(new URL(audioUri, cmaf.endpoints[0].url))).text()).toContain(keyLine(audioKeyId));
+    expect(await (await fetch(cmaf.endpoints[1].url)).text()).toContain('value="cbcs"');
+  });
+
+  it('plays HlsDrm SAMPLE-AES (cbcs fMP4) with hls.js through EME ClearKey with a token, and not without', async () => {
+    const clearKeyLicenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
+    const url = cmaf.endpoints[0].url;
+    const played = await play(browser, page.url, url, { seconds: 4, untilAdvanced: 1.5, drmToken: await token(cmaf.id), clearKeyLicenseUrl });
+    console.log(`hls.js SAMPLE-AES: playhead ${JSON.stringify(played.times)}, ${played.videoWidth}x${played.videoHeight}`);
+    expect(played.error).toBeUndefined();
+    expect(Math.max(...played.times)).toBeGreaterThan(1);
+    expect(played.videoHeight).toBeGreaterThan(0);
+    const refused = await play(browser, page.url, url, { seconds: 2, drmToken: '', clearKeyLicenseUrl });
+    console.log(`hls.js SAMPLE-AES without a token: ${refused.error}, playhead ${JSON.stringify(refused.times)}`);
+    expect(refused.error).toMatch(/keySystemError: keySystemLicenseRequestFailed/);
+    expect(Math.max(0, ...refused.times)).toBe(0);
+  });
+
+  it('plays the CMAF cbcs output as DashDrm with dash.js', async () => {
+    const played = await play(browser, page.url, cmaf.endpoints[1].url, { player: 'dash', seconds: 4, untilAdvanced: 1.5, drmToken: await token(cmaf.id) });
+    expect(played.error).toBeUndefined();
+    expect(Math.max(...played.times)).toBeGreaterThan(1);
+  });
+
+  it('serves SAMPLE-AES segments that ffmpeg decodes with the licensed key only', async () => {
+    const keyId = cmaf.endpoints[0].protectionDetails.keyIds[0];
+    const res = await fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
+      method: 'POST',
+      // As hls.js sends it: the CDM's message, no Content-Type.
+      headers: { authorization: `Bearer ${await token(cmaf.id)}` },
+      body: new Uint8Array(Buffer.from(JSON.stringify({ kids: [b64url(keyId)], type: 'temporary' }))),
+    });
+    expect(res.status).toBe(200);
+    const keyHex = Buffer.from((await res.json()).keys[0].k, 'base64url').toString('hex');
+    const { url, text } = await cmafPlaylist();
+    const init = /#EXT-X-MAP:URI="([^"]+)"/.exec(text)![1];
+    const first = text.split('\n').find((l) => l.endsWith('.m4s') && !l.startsWith('#'))!;
+    const bytes = async (name: string) => Buffer.from(await (await fetch(new URL(name, url))).arrayBuffer());
+    const file = join(dir, `cmaf-${kind}.mp4`);
+    writeFileSync(file, Buffer.concat([await bytes(init), await bytes(first)]));
+    const md5 = (key?: string) => run('ffmpeg', ['-v', 'error', ...(key ? ['-decryption_key', key] : []), '-i', file, '-map', '0:v', '-f', 'md5', '-']);
+    const decoded = await md5(keyHex);
+    expect(decoded.stderr).toBe('');
+    const garbled = await md5().catch((e) => e);
+    expect(String(garbled.stderr)).not.toBe('');
+    expect(garbled.stdout).not.toBe(decoded.stdout);
   });
 
   it("refuses another tenant's token for these keys", async () => {

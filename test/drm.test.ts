@@ -251,6 +251,15 @@ describeEachDb('DRM key server, policies, tokens and licenses', (kind) => {
 
     const codeOf = async (r: Response) => [r.status, (await r.json()).status.code];
     expect(await codeOf(await clearKey(undefined))).toEqual([401, 'drm_token_missing']);
+    // hls.js posts the CDM's message without Content-Type: read as JSON (a license in the e2e test); another type is a 415.
+    const raw = (body: string, type?: string) =>
+      p.fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a}`, ...(type ? { 'content-type': type } : {}) },
+        body: new TextEncoder().encode(body),
+      });
+    expect((await raw('{"kids":')).status).toBe(400);
+    expect((await raw(JSON.stringify({ kids: [kid] }), 'text/plain')).status).toBe(415);
     expect(await codeOf(await clearKey(`${a.slice(0, -3)}abc`))).toEqual([401, 'drm_token_invalid']);
     expect(await codeOf(await clearKey(await token({ userId: 'alice' })))).toEqual([403, 'drm_concurrent_streams_exceeded']);
     expect(await codeOf(await clearKey(a, [kid], 'persistent-license'))).toEqual([403, 'drm_persistence_not_allowed']);

@@ -178,7 +178,7 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', isDrmProtected: false }] }, 'endpoints[0].isDrmProtected'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], latency: 'ReducedLatency' }, 'endpoints'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], drmKeyMode: 'PerTrack' }, 'drmKeyMode'],
-      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', scheme: 'cbcs' }] }, 'endpoints[0].scheme'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', scheme: 'cenc' }] }, 'endpoints[0].scheme'],
       [{ ...minimal('x'), endpoints: [{ type: 'Dash', scheme: 'cbcs' }] }, 'endpoints[0].scheme'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }, { type: 'Dash', isDrmProtected: true, scheme: 'cenc' }] }, 'endpoints'],
       [{ ...minimal('x'), endpoints: [{ type: 'Hls', hasVerticalOrientation: true }, { type: 'Dash' }] }, 'endpoints'],

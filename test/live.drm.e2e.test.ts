@@ -42,6 +42,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let hls: any;
   let dash: any;
   let cbcs: any;
+  let sampleAes: any;
   let token: string;
 
   beforeAll(async () => {
@@ -51,7 +52,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       name: 'drm',
       input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
       qualities: [{ resolution: '180p', frameRate: 25 }],
-      endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }, { type: 'DashDrm', scheme: 'cbcs' }],
+      endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }, { type: 'DashDrm', scheme: 'cbcs' }, { type: 'HlsDrm', scheme: 'cbcs' }],
       drmKeyMode: 'AudioVideoKeys',
     });
     expect(created.status).toBe(200);
@@ -68,6 +69,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     hls = channel.endpoints.find((e: any) => e.format === 'HLS');
     dash = channel.endpoints.find((e: any) => e.id === 'dash-cenc');
     cbcs = channel.endpoints.find((e: any) => e.id === 'dash-cbcs');
+    sampleAes = channel.endpoints.find((e: any) => e.id === 'hls-sample-aes');
     token = (await t.json('POST', '/drm/v1/tokens', { assetId: id })).body.token;
     // The encoder's picture, not the slate's, is in the playlist: its segments follow a discontinuity.
     await until(
@@ -95,8 +97,17 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       ['HlsDrm', true],
       ['DashDrm', true],
       ['DashDrm', true],
+      ['HlsDrm', true],
     ]);
-    expect(conf.endpoints.map((e: any) => e.scheme)).toEqual(['aes-128', 'cenc', 'cbcs']);
+    expect(conf.endpoints.map((e: any) => e.scheme)).toEqual(['aes-128', 'cenc', 'cbcs', 'cbcs']);
+    // SAMPLE-AES: HLS playlists beside the cbcs MPD, over the same cbcs segments; licensed by ClearKey.
+    expect(sampleAes).toMatchObject({
+      format: 'HLS',
+      protection: 'ClearKey',
+      type: 'HlsDrm',
+      url: cbcs.url.replace('manifest.mpd', 'master.m3u8'),
+      protectionDetails: dash.protectionDetails,
+    });
     expect(cbcs).toMatchObject({
       protection: 'ClearKey',
       type: 'DashDrm',
@@ -180,6 +191,18 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     writeFileSync(cbcsFile, Buffer.concat([await bytes(`cbcs/${init}`), await bytes(`cbcs/${segment}`)]));
     expect(await decode(cbcsFile, key.toString('hex'))).toEqual(frames);
     expect((await decode(cbcsFile)).md5).not.toBe(frames.md5);
+    // SAMPLE-AES: the playlists of those cbcs segments, each track's naming its own key for EME ClearKey.
+    for (const [track, id] of [
+      ['180p', keyId],
+      ['audio', audioKeyId],
+    ]) {
+      const kid = Buffer.from(id.replace(/-/g, ''), 'hex');
+      const text = await (await p.fetch(`${base}cbcs/${track}.m3u8`)).text();
+      expect(text).toContain(
+        `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey"`,
+      );
+      expect(text).not.toContain('METHOD=AES-128');
+    }
   });
 
   it('plays the AES-128 endpoint in hls.js with a DRM token, and not without', async () => {
@@ -219,8 +242,11 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       ['hls-aes128', 'HLS', 'Aes128', details],
       ['dash-cenc', 'DASH', 'ClearKey', details],
       ['dash-cbcs', 'DASH', 'ClearKey', details],
+      ['hls-sample-aes', 'HLS', 'ClearKey', details],
     ]);
-    const [rangeHls, rangeDash] = endpoints.map((e) => e.url as string);
+    const [rangeHls, rangeDash, , rangeSampleAes] = endpoints.map((e) => e.url as string);
+    expect(rangeSampleAes).toMatch(/\/cbcs\/range\/\d+-\d+\/master\.m3u8$/);
+    expect(await (await p.fetch(rangeSampleAes.replace('master.m3u8', '180p.m3u8'))).text()).toContain('#EXT-X-KEY:METHOD=SAMPLE-AES,');
     expect(rangeHls).toMatch(/\/aes128\/range\/\d+-\d+\/master\.m3u8$/);
     // The clear range (the same path without the endpoint's prefix) is not served.
     expect((await p.fetch(rangeHls.replace('/aes128/', '/'))).status).toBe(404);
@@ -233,11 +259,12 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     );
     expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x[0-9a-f]{32}`));
     expect(await (await p.fetch(rangeDash)).text()).toContain(`cenc:default_KID="${keyId}"`);
-    for (const [url, player] of [
+    for (const [url, player, clearKeyLicenseUrl] of [
       [rangeHls, 'hls'],
       [rangeDash, 'dash'],
+      [rangeSampleAes, 'hls', `${p.baseUrl}/drm/v1/licenses/clearkey`],
     ] as const) {
-      const played = await play(browser, page.url, url, { player, seconds: 30, untilAdvanced: 1, drmToken: token });
+      const played = await play(browser, page.url, url, { player, seconds: 30, untilAdvanced: 1, drmToken: token, clearKeyLicenseUrl });
       expect(played.error, player).toBeUndefined();
       expect(played.videoHeight, player).toBe(180);
       expect(played.times.at(-1)! - played.times[0]!, player).toBeGreaterThan(0);
@@ -279,6 +306,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       { id: 'hls-aes128', format: 'HLS', protection: 'Aes128', protectionDetails: details, type: 'HlsDrm', ...drm },
       { id: 'dash-cenc', format: 'DASH', protection: 'ClearKey', protectionDetails: details, type: 'DashDrm', ...drm },
       { id: 'dash-cbcs', format: 'DASH', protection: 'ClearKey', protectionDetails: details, type: 'DashDrm', ...drm },
+      { id: 'hls-sample-aes', format: 'HLS', protection: 'ClearKey', protectionDetails: details, type: 'HlsDrm', ...drm },
     ]);
     const [recHls, recDash] = rec.catchup.endpoints.map((e: any) => e.url as string);
     expect(recHls).toMatch(/\/media\/aes128\/master\.m3u8$/);
@@ -290,12 +318,15 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     // The clear copy is there (outputs are made from it) but not served: neither its playlists nor its files.
     for (const clear of ['master.m3u8', '180p.m3u8', 'manifest.mpd', segment, init]) expect((await p.fetch(base + clear)).status, clear).toBe(404);
     expect(await (await p.fetch(recDash)).text()).toContain(`cenc:default_KID="${audioKeyId}"`);
+    const sampleAesUrl = rec.catchup.endpoints[3].url as string;
+    expect(await (await p.fetch(sampleAesUrl.replace('master.m3u8', '180p.m3u8'))).text()).toMatch(/#EXT-X-KEY:METHOD=SAMPLE-AES[\s\S]*#EXT-X-ENDLIST/);
     // The archive: the same, encrypted only; the outputs (clear files) want a playback token.
     expect(rec.archive.status).toBe('Available');
     expect(rec.archive.endpoints.map((e: any) => [e.id, e.protection, e.isDrmProtected])).toEqual([
       ['archive-hls-aes128', 'Aes128', true],
       ['archive-dash-cenc', 'ClearKey', true],
       ['archive-dash-cbcs', 'ClearKey', true],
+      ['archive-hls-sample-aes', 'ClearKey', true],
     ]);
     const archived = rec.archive.endpoints[0].url as string;
     expect(await (await p.fetch(archived.replace('master.m3u8', '180p.m3u8'))).text()).toMatch(/METHOD=AES-128[\s\S]*#EXT-X-ENDLIST/);
@@ -346,6 +377,17 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
     // Without a token the license is refused: the init segment gives the picture's size, but the playhead never moves.
     const refused = await play(browser, page.url, cbcs.url, { player: 'dash', seconds: 3, drmToken: '' });
+    expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
+  });
+
+  it('plays the SAMPLE-AES endpoint in hls.js through EME ClearKey (both keys) with a DRM token, and not without', async () => {
+    const clearKeyLicenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
+    const played = await play(browser, page.url, sampleAes.url, { seconds: 3, drmToken: token, clearKeyLicenseUrl });
+    expect(played.error).toBeUndefined();
+    expect(played.videoHeight).toBe(180);
+    expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
+    const refused = await play(browser, page.url, sampleAes.url, { seconds: 2, drmToken: '', clearKeyLicenseUrl });
+    expect(refused.error).toMatch(/keySystemLicenseRequestFailed/);
     expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
   });
 

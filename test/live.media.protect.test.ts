@@ -205,6 +205,36 @@ describe('Live DRM publishing', () => {
     expect(store.files.get('cbcs/manifest.mpd')!.toString()).toContain(`value="cbcs" cenc:default_KID="${KEY_ID}"`);
   });
 
+  it('SAMPLE-AES alone (HlsDrm cbcs): cbcs copies that decode with the key, its playlists with the key line, no MPD', async () => {
+    const store = memoryStore();
+    const out = protectedPublisher({ sampleAes: PROTECTION.dash![1] }, store.publish, store.remove, quietLog());
+    await out.publish('180p/init-1.mp4', init, 'video/mp4');
+    await out.publish('180p/4.m4s', segment, 'video/iso.segment');
+    const playlist = ['#EXTM3U', '#EXT-X-MEDIA-SEQUENCE:4', '#EXT-X-MAP:URI="180p/init-1.mp4"', '#EXTINF:1.000000,', '180p/4.m4s', ''].join('\n');
+    await out.publish('180p.m3u8', Buffer.from(playlist), 'application/vnd.apple.mpegurl');
+    await out.publish('master.m3u8', Buffer.from('#EXTM3U\n180p.m3u8\n'), 'application/vnd.apple.mpegurl');
+    await out.publish('manifest.mpd', Buffer.from('<MPD>\n<AdaptationSet contentType="video">\n</MPD>'), 'application/dash+xml');
+    const clear = ['180p/init-1.mp4', '180p/4.m4s', '180p.m3u8', 'master.m3u8', 'manifest.mpd'];
+    // The cbcs copies and the HLS playlists only: no MPD (no DashDrm endpoint), no other prefix.
+    expect([...store.files.keys()].filter((k) => !clear.includes(k)).sort()).toEqual([
+      'cbcs/180p.m3u8',
+      'cbcs/180p/4.m4s',
+      'cbcs/180p/init-1.mp4',
+      'cbcs/master.m3u8',
+    ]);
+    const kid = Buffer.from(KEY_ID.replace(/-/g, ''), 'hex');
+    expect(store.files.get('cbcs/180p.m3u8')!.toString()).toBe(
+      playlist.replace(
+        '#EXTINF',
+        `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey",KEYFORMATVERSIONS="1"\n#EXTINF`,
+      ),
+    );
+    const file = write('sample-aes.mp4', store.files.get('cbcs/180p/init-1.mp4')!, store.files.get('cbcs/180p/4.m4s')!);
+    expect(await md5(file, KEY)).toBe(await md5(write('sample-aes-clear.mp4', init, segment)));
+    await out.remove(['180p/4.m4s']);
+    expect(store.files.has('cbcs/180p/4.m4s')).toBe(false);
+  });
+
   it("writes each segment's IV in a range's playlist (its media sequence counts from 0)", () => {
     const range = [
       '#EXTM3U',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
-import { protectDash } from '../src/media/protect.ts';
+import { protectCmaf, protectDash } from '../src/media/protect.ts';
 import { tempDir } from './helpers/media.ts';
 
 const run = promisify(execFile);
@@ -31,7 +31,8 @@ describe('CENC encryption of fragmented MP4', () => {
       ...['-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=15', '-f', 'lavfi', '-i', 'sine=f=440:sample_rate=48000', '-t', '2'],
       ...['-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15', '-c:a', 'aac', '-f', 'dash', '-seg_duration', '1'],
       ...['-init_seg_name', 'init-$RepresentationID$.m4s', '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s'],
-      ...['-adaptation_sets', 'id=0,streams=v id=1,streams=a', join(clear, 'manifest.mpd')],
+      // The HLS playlists of CMAF (media_0.m3u8 video, media_1.m3u8 audio) beside the MPD: the SAMPLE-AES case reads them.
+      ...['-hls_playlist', '1', '-adaptation_sets', 'id=0,streams=v id=1,streams=a', join(clear, 'manifest.mpd')],
     ]);
   });
   afterAll(() => cleanup());
@@ -65,4 +66,48 @@ describe('CENC encryption of fragmented MP4', () => {
       expect(without).not.toBe(await decodedMd5(clearVideo));
     });
   }
+
+  it('CMAF cbcs for HLS SAMPLE-AES: each track with its own key, its playlist naming that key, segments decrypting to the clear ones', async () => {
+    const out = join(dir, 'cmaf');
+    cpSync(clear, out, { recursive: true });
+    const AUDIO_KEY = 'ffeeddccbbaa99887766554433221100';
+    const AUDIO_KEY_ID = '89abcdef-0123-4567-89ab-cdef01234567';
+    await protectCmaf(
+      out,
+      {
+        scheme: 'cbcs',
+        key: Buffer.from(KEY, 'hex'),
+        keyId: KEY_ID,
+        keyUrl: 'https://example.test/license',
+        iv: Buffer.alloc(16, 9),
+        audio: { key: Buffer.from(AUDIO_KEY, 'hex'), keyId: AUDIO_KEY_ID, keyUrl: 'https://example.test/license', iv: Buffer.alloc(16, 7) },
+      },
+      [join(out, 'media_0.m3u8')],
+      [join(out, 'media_1.m3u8')],
+    );
+    for (const [rep, keyId, key] of [
+      ['0', KEY_ID, KEY],
+      ['1', AUDIO_KEY_ID, AUDIO_KEY],
+    ]) {
+      const kid = Buffer.from(keyId.replace(/-/g, ''), 'hex');
+      const playlist = readFileSync(join(out, `media_${rep}.m3u8`), 'utf8');
+      const keyLine = `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey",KEYFORMATVERSIONS="1"`;
+      expect(playlist.split('\n').filter((l) => l.startsWith('#EXT-X-KEY'))).toEqual([keyLine]);
+      expect(playlist.indexOf(keyLine)).toBeGreaterThan(playlist.indexOf(`#EXT-X-MAP:URI="init-${rep}.m4s"`));
+      const chunks = playlist.split('\n').filter((l) => l.startsWith(`chunk-${rep}-`));
+      expect(chunks.length).toBeGreaterThanOrEqual(2);
+      for (const chunk of chunks) {
+        const file = (root: string, name: string) => {
+          const f = join(dir, `cmaf-${name}-${chunk}.mp4`);
+          writeFileSync(f, Buffer.concat([readFileSync(join(root, `init-${rep}.m4s`)), readFileSync(join(root, chunk))]));
+          return f;
+        };
+        expect(readFileSync(join(out, chunk)).equals(readFileSync(join(clear, chunk)))).toBe(false);
+        expect(await decodedMd5(file(out, 'enc'), key)).toBe(await decodedMd5(file(clear, 'clear')));
+      }
+    }
+    // The MPD of the same segments names each track's key.
+    const mpd = readFileSync(join(out, 'manifest.mpd'), 'utf8');
+    expect(mpd).toContain(`value="cbcs" cenc:default_KID="${AUDIO_KEY_ID}"`);
+  });
 });

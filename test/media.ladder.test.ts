@@ -84,6 +84,7 @@ describe('preset catalogue', () => {
       ['hls-h264-ladder-aes128', 'video', false, false, false],
       ['dash-h264-ladder-cenc', 'video', false, false, false],
       ['dash-h264-ladder-cbcs', 'video', false, false, false],
+      ['cmaf-h264-ladder-cbcs', 'video', false, false, false],
     ]);
   });
 

@@ -19,7 +19,8 @@ import { freePort } from './helpers/process.ts';
  * (with a playback token until it is made public);
  * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
  * Headless Chromium plays a recording's catch-up and an event's catch-up with hls.js and with dash.js (the channel has
- * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over).
+ * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over), and
+ * dash.js plays the dynamic MPDs of a growing recording and of a running range while they grow.
  */
 const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
 const SEGMENT_S = 1;
@@ -86,6 +87,8 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       output: { preset: 'mp4-h264-download' },
       title: 'running',
     });
+    // Without an end: Live until deleted, long enough to play while it grows.
+    const open = await create({ source: { type: 'LiveChannel', liveChannelDetails: { channelId, start: at(0) } }, catchup: { enabled: true }, title: 'open' });
     const future = await create({ source: source(RUNNING_S + 2, RUNNING_S + 6), catchup: { enabled: true }, title: 'future' });
     expect((await get(future)).status).toBe('Pending');
     const failed = await create({ source: { liveChannelDetails: { channelId: off, start: at(-6), end: at(-2) } } });
@@ -106,8 +109,35 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
       { timeoutMs: 30_000, everyMs: 300, what: 'the running recording has a dynamic MPD' },
     );
-    // Not asserted: dash.js playing it while it grows. It stalls within its first seconds in some runs (seen at
-    // load 15-28, both databases), with the MPD's clock anchored on the timeline's lag (docs/decisions/recorder.md).
+    // dash.js plays the dynamic MPDs of a growing recording and of a running range of the channel's timeline (an
+    // event's catch-up while the event runs) past what they first listed: it refreshes them as they grow.
+    const growing = await until(
+      () => get(open),
+      (r) => r.status === 'Live' && r.catchup.endpoints.length === 2,
+      { timeoutMs: 30_000, everyMs: 200, what: 'the open recording goes Live' },
+    );
+    // A range from now: it lists a segment or two when the player first loads it, as the recording does.
+    const rangeDash = async () =>
+      (await rangeEndpoints(p.ctx, t.id, channelId, new Date(), new Date(Date.now() + 300_000))).find((e) => e.format === 'DASH')!.url;
+    for (const [what, mpdUrl] of [
+      ['growing recording DASH', async () => growing.catchup.endpoints[1].url as string],
+      ['running range DASH', rangeDash],
+    ] as const) {
+      const url = await mpdUrl();
+      const first = await until(
+        async () => (await fetch(url)).text(),
+        (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
+        { timeoutMs: 30_000, everyMs: 300, what: `${what}: a dynamic MPD` },
+      );
+      const playback = await play(browser!, page!.url, url, { player: 'dash', seconds: 30, untilAdvanced: 4 });
+      const from = playback.times.find((x) => x > 0) ?? 0;
+      console.log(`${what}: ${first.split('<S ').length - 1} segments listed first; playhead ${playback.times.map((x) => x.toFixed(2)).join(' ')}`);
+      expect(playback.error, what).toBeUndefined();
+      expect(playback.videoHeight, what).toBeGreaterThan(0);
+      expect(playback.times.at(-1)! - from, what).toBeGreaterThanOrEqual(4);
+      expect(await (await fetch(url)).text(), what).toContain('type="dynamic"');
+    }
+    expect((await t.call('DELETE', `/cvr/v1/recordings/${open}`)).status).toBe(200);
 
     const available = (id: string) =>
       until(

@@ -39,7 +39,9 @@ export const release = () => ({ leaseOwner: null, leaseUntil: sql<Date>`now()` }
  */
 export function claimable(ref: LeaseRef, owner: string, handoff?: string): SQL {
   const handedOff = handoff === undefined ? sql`` : sql` or ${ref.owner} = ${handoff}`;
-  return sql`(${ref.until} is null or ${ref.until} < now() or ${ref.owner} = ${owner}${handedOff})`;
+  // A released row (no owner) is free at once: `until < now()` alone waits for the clock to tick past the release,
+  // which on PGlite's millisecond clock may be the next statement's `now()` too.
+  return sql`(${ref.owner} is null or ${ref.until} is null or ${ref.until} < now() or ${ref.owner} = ${owner}${handedOff})`;
 }
 
 /** The holder stopped renewing: its owner is dead (or gave it back). */

@@ -37,7 +37,8 @@ export interface Preset {
   allowedExtensionsFile: readonly string[];
   /**
    * Encrypted output (a DRM endpoint): `HlsDrm` is HLS with AES-128 segments, `DashDrm` DASH with CENC (`cenc` or
-   * `cbcs`), with the content's keys (its asset's drmKeyMode). Absent: clear output.
+   * `cbcs`), with the content's keys (its asset's drmKeyMode). A `cmaf` output is `cbcs` and has both endpoints from one
+   * set of segments: HLS with SAMPLE-AES (`HlsDrm`, named here) and DASH (`DashDrm`). Absent: clear output.
    */
   protection?: { endpointType: 'HlsDrm' | 'DashDrm'; scheme: 'aes-128' | 'cenc' | 'cbcs' };
 }

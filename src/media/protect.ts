@@ -17,7 +17,7 @@ export const SYSTEM_IDS = {
 
 /** What an encrypted output is made with: one content key (SingleKey mode), or one for video and one for audio. */
 export interface OutputEncryption {
-  /** `aes-128`: HLS MPEG-TS segments encrypted whole (`#EXT-X-KEY:METHOD=AES-128`); `cenc`/`cbcs`: DASH CMAF. */
+  /** `aes-128`: HLS MPEG-TS segments encrypted whole (`#EXT-X-KEY:METHOD=AES-128`); `cenc`/`cbcs`: CMAF fMP4 (DASH; `cbcs` also HLS SAMPLE-AES). */
   scheme: 'aes-128' | CencScheme;
   /** 16 bytes. */
   key: Buffer;
@@ -113,14 +113,49 @@ export async function protectHls(dir: string, all: OutputEncryption, mediaPlayli
       const cipher = createCipheriv('aes-128-cbc', e.key, iv);
       await writeFile(file, Buffer.concat([cipher.update(await readFile(file)), cipher.final()]));
     }
-    const lines = text.split('\n');
-    const at = lines.findIndex((l) => l.startsWith('#EXTINF:'));
-    if (at >= 0) lines.splice(at, 0, keyLine);
-    await writeFile(playlist, lines.join('\n'));
+    await writeFile(playlist, withKeyLine(text, keyLine));
   }
 }
 
-/** Encrypts the streaming packaging of a finished output directory as its preset says . */
+/** HLS's KEYFORMAT for W3C ClearKey, the one hls.js maps to the `org.w3.clearkey` EME key system. */
+export const CLEARKEY_KEYFORMAT = 'org.w3.clearkey';
+
+/**
+ * The `#EXT-X-KEY` of `cbcs` fMP4 segments played through EME ClearKey: `METHOD=SAMPLE-AES` (HLS's name for `cbcs` in
+ * fMP4), the key id as `KEYID` and as the URI's data, `KEYFORMAT="org.w3.clearkey"`. hls.js reads the key id from the
+ * data URI (for ClearKey it takes the data's 16 bytes as the key id) and keys its EME sessions by the URI, so each key
+ * id gets a URI of its own; the license URL is the player's configuration (`drmSystems['org.w3.clearkey'].licenseUrl`
+ * in hls.js), as for Widevine, and the streaming settings name it.
+ */
+export function sampleAesKeyLine(e: OutputEncryption): string {
+  if (e.scheme !== 'cbcs') throw new Error('SAMPLE-AES is the cbcs scheme');
+  const kid = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
+  return `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="${CLEARKEY_KEYFORMAT}",KEYFORMATVERSIONS="1"`;
+}
+
+/** Puts a key line before a media playlist's first segment (after its `#EXT-X-MAP`: the initialisation segment is clear). */
+export function withKeyLine(playlist: string, keyLine: string): string {
+  const lines = playlist.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('#EXTINF:'));
+  if (at >= 0) lines.splice(at, 0, keyLine);
+  return lines.join('\n');
+}
+
+/**
+ * Encrypts a finished clear CMAF output (one set of fMP4 segments, an MPD and HLS media playlists) in place with
+ * `cbcs`: the segments and the MPD as `protectDash` does, and each HLS media playlist gets the SAMPLE-AES key line of
+ * its track's key. One set of encrypted segments then plays as DASH (ContentProtection) and as HLS (SAMPLE-AES).
+ */
+export async function protectCmaf(dir: string, all: OutputEncryption, mediaPlaylists: string[], audioPlaylists: string[] = []): Promise<void> {
+  if (all.scheme !== 'cbcs') throw new Error('CMAF outputs are encrypted with cbcs (HLS SAMPLE-AES)');
+  await protectDash(dir, all);
+  for (const playlist of [...mediaPlaylists, ...audioPlaylists]) {
+    const e = encryptionOf(all, audioPlaylists.includes(playlist) ? 'audio' : 'video');
+    await writeFile(playlist, withKeyLine(await readFile(playlist, 'utf8'), sampleAesKeyLine(e)));
+  }
+}
+
+/** Encrypts the streaming packaging of a finished output directory as its preset says. */
 export async function protectOutput(layout: EncodeLayout, e: OutputEncryption): Promise<void> {
   const { streaming } = packagingOf(layout.preset);
   if (streaming === 'hls' && e.scheme === 'aes-128') {
@@ -129,5 +164,12 @@ export async function protectOutput(layout: EncodeLayout, e: OutputEncryption): 
     return protectHls(dir, e, video, audio);
   }
   if (streaming === 'dash' && e.scheme !== 'aes-128') return protectDash(join(layout.outDir, 'dash'), e);
-  throw new Error(`preset ${layout.preset.id}: ${e.scheme} encryption is made for ${e.scheme === 'aes-128' ? 'hls' : 'dash'} packaging only`);
+  if (streaming === 'cmaf' && e.scheme === 'cbcs') {
+    const dir = join(layout.outDir, 'cmaf');
+    const { video, audio } = mediaPlaylists(layout, dir, true);
+    return protectCmaf(dir, e, video, audio);
+  }
+  throw new Error(
+    `preset ${layout.preset.id}: ${e.scheme} encryption of ${streaming ?? 'mp4'} packaging is not made (aes-128: hls; cenc: dash; cbcs: dash, cmaf)`,
+  );
 }

@@ -119,6 +119,7 @@ export async function play(
     drmToken,
     startTime,
     untilAdvanced,
+    clearKeyLicenseUrl,
   }: {
     player?: 'hls' | 'dash';
     /** How long the playhead is sampled (with `untilAdvanced`: at most). */
@@ -129,6 +130,8 @@ export async function play(
     height?: number;
     /** Encrypted outputs: the DRM token sent (Authorization: Bearer) with key and license requests; '' sends none. */
     drmToken?: string;
+    /** hls.js, SAMPLE-AES outputs: the ClearKey license URL (EME); hls.js takes it from its configuration only. */
+    clearKeyLicenseUrl?: string;
     /** dash.js: where to start (presentation time in seconds; live: within the window, never nearer the edge). */
     startTime?: number;
   } = {},
@@ -137,7 +140,7 @@ export async function play(
   try {
     await page.goto(pageUrl);
     return await page.evaluate(
-      async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced }) => {
+      async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
@@ -150,7 +153,19 @@ export async function play(
           const xhrSetup = (xhr: XMLHttpRequest, u: string) => {
             if (drmToken && u.includes('/drm/v1/licenses/')) xhr.setRequestHeader('Authorization', `Bearer ${drmToken}`);
           };
-          const hls = new w.Hls(drmToken === undefined ? {} : { xhrSetup });
+          // SAMPLE-AES (cbcs fMP4) goes through EME ClearKey: hls.js posts the CDM's license request as it is, the token
+          // added here.
+          const eme = clearKeyLicenseUrl
+            ? {
+                emeEnabled: true,
+                drmSystems: { 'org.w3.clearkey': { licenseUrl: clearKeyLicenseUrl } },
+                licenseXhrSetup: (xhr: XMLHttpRequest, u: string) => {
+                  xhr.open('POST', u, true);
+                  if (drmToken) xhr.setRequestHeader('Authorization', `Bearer ${drmToken}`);
+                },
+              }
+            : {};
+          const hls = new w.Hls(drmToken === undefined ? eme : { xhrSetup, ...eme });
           hls.on(w.Hls.Events.MANIFEST_PARSED, () => {
             if (height === undefined) return;
             const level = hls.levels.findIndex((l: any) => l.height === height);
@@ -192,10 +207,14 @@ export async function play(
         video.muted = true;
         // A stream that never gets data (a refused key) leaves play() pending for ever: wait no longer than the sampling.
         await Promise.race([
-          video.play().catch((e: Error) => {
-            // hls.js attaches asynchronously; the element starts once it has data.
-            if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
-          }),
+          player === 'hls'
+            ? video.play().catch((e: Error) => {
+                // hls.js attaches asynchronously; the element starts once it has data.
+                if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
+              })
+            : // dash.js starts it (autoplay): it refreshes a dynamic MPD only once it has seen the element's `play` event,
+              // and a play() before it listens (before the MPD is loaded) is one it never sees: it stays on the first MPD.
+              new Promise((r) => video.addEventListener('playing', r, { once: true })),
           new Promise((r) => setTimeout(r, seconds * 1000)),
         ]);
         const times: number[] = [];
@@ -214,7 +233,7 @@ export async function play(
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
         return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
       },
-      { url, player, seconds, height, drmToken, startTime, untilAdvanced },
+      { url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl },
     );
   } finally {
     await page.close();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { masterPlaylist } from '../../src/media/live/manifests.ts';
-import { masterTracks, withoutCaptions } from '../../src/media/live/rangePlaylist.ts';
+import { rangeMpd } from '../../src/media/live/rangeMpd.ts';
+import { captionRendition, masterTracks, rangeMaster, rangeSubtitlePlaylist } from '../../src/media/live/rangePlaylist.ts';
 import { parseWordTimes } from '../../src/media/live/recognizer.ts';
 import { SpeechWindows } from '../../src/media/live/speechWindows.ts';
 import { cuesOf, subtitlePlaylist, webvttSegment } from '../../src/media/live/subtitles.ts';
@@ -16,17 +17,81 @@ const tone = (seconds: number) => {
 const silence = (seconds: number) => Buffer.alloc(Math.round(seconds * 16_000) * 2);
 
 describe('live captions', () => {
-  it("leaves the captions out of a range's master playlist, whose tracks are then the timeline's audio and video", () => {
+  it("names the captions in a range's master playlist only when the range has them", () => {
     const tracks = [
       { name: '360p', kind: 'video' as const, width: 640, height: 360, frameRate: 25, bandwidth: 800_000, codec: 'avc1.64001e', segments: [] },
       { name: 'audio', kind: 'audio' as const, bandwidth: 128_000, codec: 'mp4a.40.2', segments: [] },
     ];
     const live = masterPlaylist(tracks, { language: 'en-US', name: 'English (United States)', segments: () => [] });
     expect(masterTracks(live)).toContain('captions');
-    const range = withoutCaptions(live);
-    expect(masterTracks(range).sort()).toEqual(['360p', 'audio']);
-    expect(range).not.toContain('SUBTITLES');
-    expect(range).toContain('#EXT-X-STREAM-INF:BANDWIDTH=928000,RESOLUTION=640x360,FRAME-RATE=25.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="audio"\n360p.m3u8');
+    const line = captionRendition(live)!;
+    expect(line).toContain('LANGUAGE="en-US"');
+    const without = rangeMaster(live, undefined);
+    expect(masterTracks(without).sort()).toEqual(['360p', 'audio']);
+    expect(without).not.toContain('SUBTITLES');
+    expect(without).toContain(
+      '#EXT-X-STREAM-INF:BANDWIDTH=928000,RESOLUTION=640x360,FRAME-RATE=25.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="audio"\n360p.m3u8',
+    );
+    // Kept as the channel has it, and added back (once) to a master without it: the same playlist either way.
+    expect(rangeMaster(live, line)).toBe(live);
+    expect(rangeMaster(without, line)).toBe(live);
+    expect(rangeMaster(rangeMaster(without, line), line)).toBe(live);
+  });
+
+  it("lists a range's caption segments on its audio segments' times, a missing one as a gap", () => {
+    const audio = [10, 11, 12, 13, 14].map((n) => ({ sequence: n, startMs: 1_000_000 + n * 1000, durationMs: 1000, run: n < 13 ? 1 : 2 }));
+    const uriOf = (n: number) => `../../captions/${n}.vtt`;
+    const o = { type: 'EVENT' as const, segmentSeconds: 1 };
+    // Growing: up to the last caption published (12); 11, missing before it, is a gap for good.
+    const growing = rangeSubtitlePlaylist(audio, { sequences: new Set([10, 12]), uriOf }, { ...o, ended: false });
+    expect(growing.split('\n').filter((l) => l.endsWith('.vtt'))).toEqual([uriOf(10), uriOf(11), uriOf(12)]);
+    expect(growing).toContain('#EXT-X-GAP\n#EXTINF:1.000,\n../../captions/11.vtt');
+    expect(growing.match(/#EXT-X-GAP/g)).toHaveLength(1);
+    expect(growing).not.toContain('#EXT-X-ENDLIST');
+    // Over: every audio segment is listed, those without captions as gaps; the run change is a discontinuity.
+    const ended = rangeSubtitlePlaylist(audio, { sequences: new Set([10, 12, 13]), uriOf }, { ...o, ended: true });
+    expect(ended.match(/#EXT-X-GAP/g)).toHaveLength(2);
+    expect(ended).toContain(`#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:${new Date(1_013_000).toISOString()}\n#EXTINF:1.000,\n${uriOf(13)}`);
+    expect(ended.trim().endsWith('#EXT-X-ENDLIST')).toBe(true);
+    expect(ended).not.toContain('EXT-X-MAP');
+  });
+
+  it("gives a range's MPD a wvtt text AdaptationSet that follows the media's Periods", () => {
+    const seg = (track: string, n: number, ts: number, run = 1) => ({
+      uri: `../../${track}/${n}.m4s`,
+      initUri: `../../${track}/${track === 'captions' ? 'init' : `init-${run}`}.mp4`,
+      startMs: 1_000_000 + n * 1000,
+      durationMs: 1000,
+      run,
+      sequence: n,
+      decodeTime: n * ts,
+    });
+    const ns = [10, 11, 12, 13];
+    const mpd = rangeMpd(
+      [
+        { name: '360p', kind: 'video', bandwidth: 800_000, codec: 'avc1.64001e', timescale: 90_000, segments: ns.map((n) => seg('360p', n, 90_000)) },
+        { name: 'audio', kind: 'audio', bandwidth: 128_000, codec: 'mp4a.40.2', timescale: 48_000, segments: ns.map((n) => seg('audio', n, 48_000)) },
+        // 11 missing: the captions after it in the Period are left out, and no new Period begins there.
+        {
+          name: 'captions',
+          kind: 'text',
+          language: 'en-US',
+          bandwidth: 1000,
+          codec: 'wvtt',
+          timescale: 1000,
+          segments: [10, 12, 13].map((n) => seg('captions', n, 1000)),
+        },
+      ],
+      { type: 'static', segmentSeconds: 1, now: 2_000_000, clock: { direct: true } },
+    );
+    expect(mpd.match(/<Period /g)).toHaveLength(1);
+    expect(mpd).toContain('<AdaptationSet contentType="text" mimeType="application/mp4" codecs="wvtt" lang="en-US">');
+    expect(mpd).toContain('<Role schemeIdUri="urn:mpeg:dash:role:2011" value="caption"/>');
+    expect(mpd).toContain(
+      '<SegmentTemplate timescale="1000" presentationTimeOffset="10000" initialization="../../captions/init.mp4" media="../../captions/$Number$.m4s" startNumber="10">',
+    );
+    const text = mpd.slice(mpd.indexOf('contentType="text"'));
+    expect(text.match(/<S /g)).toHaveLength(1);
   });
 
   it('reads the word times pocketsphinx_continuous prints, without fillers or pronunciation variants', () => {

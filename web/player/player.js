@@ -149,6 +149,7 @@
       show(text);
     };
     const nativeHls = video.canPlayType('application/vnd.apple.mpegurl') !== '';
+    let usesDash = false;
     if (source.hlsUrl && (window.MediaSource || window.ManagedMediaSource)) {
       await loadScript(`${boot.libUrl}/hls.js`);
       const Hls = window.Hls;
@@ -161,11 +162,14 @@
       hls.attachMedia(video);
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => hls.liveSyncPosition);
     } else if (source.dashUrl && window.MediaSource) {
+      usesDash = true;
       await loadScript(`${boot.libUrl}/dash.js`);
       const dash = window.dashjs.MediaPlayer().create();
       if (analyticsOn) report = reportTo(source, 'dash.js', () => dash.getCurrentRepresentationForType?.('video')?.bandwidth);
       dash.on('error', (e) => fail(e.error?.code ?? 'dash', `Playback failed: ${e.error?.message ?? 'dash.js error'}`));
-      dash.initialize(video, source.dashUrl, false);
+      // dash.js starts an autoplay itself: it refreshes a live MPD only once it has seen the element's `play` event, and
+      // a play() before it listens (before the MPD is loaded) is one it never sees: it would stall on the first MPD.
+      dash.initialize(video, source.dashUrl, Boolean(boot.flags.Autoplay));
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => dash.duration());
     } else if (source.hlsUrl && nativeHls) {
       if (analyticsOn) report = reportTo(source, 'native', () => undefined);
@@ -176,7 +180,7 @@
     }
     video.addEventListener('error', () => fail(`media${video.error?.code ?? ''}`, 'Playback failed'));
     // A browser may refuse to start a video with sound by itself: the viewer then presses play.
-    if (boot.flags.Autoplay) video.play().catch(() => {});
+    if (boot.flags.Autoplay && !usesDash) video.play().catch(() => {});
   }
 
   start().catch((e) => show(`The player could not start: ${e.message}`));

@@ -18,6 +18,8 @@ export interface CaptionerOptions {
   availabilityStart: number;
   publish(key: string, body: Buffer, contentType: string): Promise<void>;
   remove(keys: string[]): Promise<void>;
+  /** A caption segment is out (both its files): the channel's timeline keeps it, as it keeps the media segments. */
+  onPublished?(segment: SubtitleSegment): void;
   log: Logger;
 }
 
@@ -200,6 +202,7 @@ export class LiveCaptioner implements SubtitleTrack {
       await this.o.publish(wvttKey(s.sequence), wvttSegment(s, this.cues), MP4);
       await this.o.publish(subtitleKey(s.sequence), Buffer.from(webvttSegment(s, this.cues)), VTT);
       this.published.push(s);
+      this.o.onPublished?.(s);
       const handed = this.handedAt.get(s.sequence);
       this.handedAt.delete(s.sequence);
       if (handed !== undefined) this.lastLagMs = Date.now() - handed;

@@ -44,7 +44,7 @@ function find(buf: Buffer, type: string, start = 0, end = buf.length): Box | und
 
 export interface InitInfo {
   timescale: number;
-  /** RFC 6381 codec string: `avc1.64001f`, `mp4a.40.2`. */
+  /** RFC 6381 codec string: `avc1.64001f`, `mp4a.40.2`, `wvtt`. */
   codec: string;
 }
 
@@ -56,6 +56,8 @@ export function readInit(init: Buffer): InitInfo {
   const avcC = find(init, 'avcC');
   if (avcC) return { timescale, codec: `avc1.${init.subarray(avcC.start + 1, avcC.start + 4).toString('hex')}` };
   if (find(init, 'mp4a')) return { timescale, codec: 'mp4a.40.2' };
+  // Live captions (wvtt.ts): WebVTT in ISO/IEC 14496-30.
+  if (find(init, 'wvtt')) return { timescale, codec: 'wvtt' };
   throw new Error('init segment with an unknown codec');
 }
 

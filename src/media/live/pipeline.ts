@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, FORENSIC_TRACKS, forensicArgs, forensicTracks, runArgs, type ForensicArgs, type RunSource } from './args.ts';
 import { LiveCaptioner } from './captions.ts';
+import { WVTT_INIT, WVTT_TIMESCALE, wvttKey, wvttSpan } from './wvtt.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
 import { protectedPrefixes, protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
+import { CAPTION_TRACK } from './subtitles.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
 
 const POLL_MS = 100;
@@ -303,6 +305,20 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
             // Captions stay clear, and are beside every protected endpoint's manifests too (they name them relatively).
             publish: async (key, body, type) => void (await Promise.all(captionPrefixes.map((prefix) => o.publish(prefix + key, body, type)))),
             remove: (keys) => o.remove(captionPrefixes.flatMap((prefix) => keys.map((k) => prefix + k))),
+            // On the timeline beside the audio segment of the same number (same span, same wall-clock start).
+            onPublished: (c) =>
+              o.onEvent({
+                type: 'segment',
+                rendition: CAPTION_TRACK,
+                sequence: c.sequence,
+                durationSeconds: c.duration,
+                key: wvttKey(c.sequence),
+                initKey: WVTT_INIT,
+                startMs: Math.round(availabilityStart + c.start * 1000),
+                decodeTime: wvttSpan(c).start,
+                timescale: WVTT_TIMESCALE,
+                run: c.run,
+              }),
             log: log.child({ component: 'captions' }),
           })
         : undefined;

@@ -1,7 +1,7 @@
 import { createCipheriv } from 'node:crypto';
 import type { Logger } from 'pino';
 import { encryptInit, encryptSegment, type InitTracks } from '../cenc.ts';
-import { cencKeyOf, contentProtection, encryptionOf, type OutputEncryption } from '../protect.ts';
+import { cencKeyOf, contentProtection, encryptionOf, sampleAesKeyLine, withKeyLine, type OutputEncryption } from '../protect.ts';
 
 /**
  * A live channel's encrypted outputs (docs/decisions/drm.md, "Live channels"): beside the clear files the packager
@@ -16,6 +16,11 @@ export interface LiveProtection {
    * of each), the W3C common PSSH in the init segments.
    */
   dash?: OutputEncryption[];
+  /**
+   * `HlsDrm` with scheme `cbcs`: HLS playlists with `#EXT-X-KEY:METHOD=SAMPLE-AES` (EME ClearKey) under `cbcs/`, over
+   * the same `cbcs` copies of the segments a `DashDrm` `cbcs` endpoint plays (made for it when there is none).
+   */
+  sampleAes?: OutputEncryption;
 }
 
 export const HLS_DRM_PREFIX = 'aes128/';
@@ -24,8 +29,21 @@ export const dashDrmPrefix = (scheme: 'cenc' | 'cbcs'): string => `${scheme}/`;
 
 /** Every prefix the protected endpoints publish under. */
 export function protectedPrefixes(p: LiveProtection): string[] {
-  return [...(p.hls ? [HLS_DRM_PREFIX] : []), ...(p.dash ?? []).map((d) => dashDrmPrefix(cencScheme(d)))];
+  return [...(p.hls ? [HLS_DRM_PREFIX] : []), ...cencCopies(p).map((d) => dashDrmPrefix(cencScheme(d)))];
 }
+
+/** The CENC copies of the segments to make: one per `DashDrm` scheme, and the `cbcs` one SAMPLE-AES plays. */
+function cencCopies(p: LiveProtection): OutputEncryption[] {
+  const dash = p.dash ?? [];
+  return p.sampleAes && !dash.some((d) => d.scheme === 'cbcs') ? [...dash, p.sampleAes] : dash;
+}
+
+/**
+ * The media playlist of a SAMPLE-AES endpoint: the clear one with the track's key line before its first segment. The
+ * `#EXT-X-MAP` initialisation segments are the `cbcs` copies' (sample entries `encv`/`enca`, no media: nothing to
+ * decrypt), so one key line covers the whole playlist, across Periods.
+ */
+export const sampleAesPlaylist = (text: string, e: OutputEncryption): string => withKeyLine(text, sampleAesKeyLine(e));
 
 function cencScheme(e: OutputEncryption): 'cenc' | 'cbcs' {
   if (e.scheme === 'aes-128') throw new Error('DashDrm endpoints are encrypted with cenc or cbcs');
@@ -114,7 +132,7 @@ export function dashDrmManifest(mpd: string, e: OutputEncryption): string {
  * The encrypted copies of expired segments are removed with them.
  */
 export function protectedPublisher(p: LiveProtection, publish: Publish, remove: (keys: string[]) => Promise<void>, log: Logger) {
-  const dash = (p.dash ?? []).map((e) => ({ e, prefix: dashDrmPrefix(cencScheme(e)), key: cencKeyOf(e) }));
+  const dash = cencCopies(p).map((e) => ({ e, prefix: dashDrmPrefix(cencScheme(e)), key: cencKeyOf(e), mpd: (p.dash ?? []).includes(e) }));
   /** Per track, what its current init segment says about its tracks (the CENC of its segments needs it). */
   const initTracks = new Map<string, InitTracks>();
   const prefixes = protectedPrefixes(p);
@@ -140,14 +158,20 @@ export function protectedPublisher(p: LiveProtection, publish: Publish, remove: 
       if (tracks) for (const d of dash) await publish(d.prefix + key, encryptSegment(body, tracks, d.key), contentType);
       return;
     }
-    if (p.hls && key === 'master.m3u8') return publish(HLS_DRM_PREFIX + key, body, contentType);
-    if (p.hls && /^[^/]+\.m3u8$/.test(key) && !key.endsWith('.delta.m3u8'))
-      return publish(
-        HLS_DRM_PREFIX + key,
-        Buffer.from(hlsDrmPlaylist(body.toString('utf8'), encryptionOf(p.hls, kindOf(key.slice(0, -'.m3u8'.length))).keyUrl)),
-        contentType,
-      );
-    if (key === 'manifest.mpd') for (const d of dash) await publish(d.prefix + key, Buffer.from(dashDrmManifest(body.toString('utf8'), d.e)), contentType);
+    if (key === 'master.m3u8') {
+      if (p.hls) await publish(HLS_DRM_PREFIX + key, body, contentType);
+      if (p.sampleAes) await publish(dashDrmPrefix('cbcs') + key, body, contentType);
+      return;
+    }
+    if (/^[^/]+\.m3u8$/.test(key) && !key.endsWith('.delta.m3u8')) {
+      const kind = kindOf(key.slice(0, -'.m3u8'.length));
+      if (p.hls) await publish(HLS_DRM_PREFIX + key, Buffer.from(hlsDrmPlaylist(body.toString('utf8'), encryptionOf(p.hls, kind).keyUrl)), contentType);
+      if (p.sampleAes)
+        await publish(dashDrmPrefix('cbcs') + key, Buffer.from(sampleAesPlaylist(body.toString('utf8'), encryptionOf(p.sampleAes, kind))), contentType);
+      return;
+    }
+    if (key === 'manifest.mpd')
+      for (const d of dash.filter((x) => x.mpd)) await publish(d.prefix + key, Buffer.from(dashDrmManifest(body.toString('utf8'), d.e)), contentType);
     // Anything else (low-latency parts and delta playlists: DRM channels are NormalLatency) has no encrypted form.
   }
 

@@ -13,7 +13,10 @@ export interface RangeMpdSegment extends RangeSegment {
 
 export interface RangeMpdTrack {
   name: string;
-  kind: 'video' | 'audio';
+  /** `text`: live captions, wvtt segments (their times are the audio's: the same spans and numbers). */
+  kind: 'video' | 'audio' | 'text';
+  /** A text track's language (BCP 47). */
+  language?: string;
   width?: number;
   height?: number;
   frameRate?: number;
@@ -54,8 +57,11 @@ const iso = (seconds: number) => `PT${Number(seconds.toFixed(3))}S`;
  * track lists, per Period, only its segments that continue one template (a second break inside a Period is left out
  * rather than written wrong).
  */
-function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: number; tracks: Map<string, RangeMpdSegment[]> }[] {
+function periodsOf(all: RangeMpdTrack[], segmentSeconds: number): { startMs: number; tracks: Map<string, RangeMpdSegment[]> }[] {
   const tolerance = (segmentSeconds * 1000) / 2;
+  // Captions follow the media's Periods, never begin one: a caption segment the recognizer did not make is left out
+  // (with the rest of that Period's captions: one SegmentTemplate cannot skip a number), not a break in the video.
+  const tracks = all.filter((t) => t.kind !== 'text');
   // Every track's first segment is in the first Period: a range's edge cuts the tracks' segments where they are, up to
   // a whole segment apart (a Period of video alone first would need an audio buffer added mid-play, which MSE refuses).
   const first = Math.min(...tracks.flatMap((t) => (t.segments[0] ? [t.segments[0].startMs] : [])));
@@ -63,7 +69,7 @@ function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: 
     .sort((a, b) => a - b)
     .filter((at, i, all) => i === 0 || at - all[i - 1]! > tolerance);
   const periods = starts.map((startMs) => ({ startMs, tracks: new Map<string, RangeMpdSegment[]>() }));
-  for (const t of tracks) {
+  for (const t of all) {
     for (const s of t.segments) {
       let index = periods.length - 1;
       while (index > 0 && periods[index]!.startMs > s.startMs + tolerance) index--;
@@ -72,7 +78,7 @@ function periodsOf(tracks: RangeMpdTrack[], segmentSeconds: number): { startMs: 
       periods[index]!.tracks.set(t.name, [...list, s]);
     }
   }
-  return periods.filter((p) => p.tracks.size > 0);
+  return periods.filter((p) => tracks.some((t) => p.tracks.has(t.name)));
 }
 
 /**
@@ -105,14 +111,21 @@ export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
   }
   periods.forEach((p, i) => {
     out.push(`  <Period id="p${i}" start="${iso((p.startMs - origin) / 1000)}">`);
-    for (const kind of ['video', 'audio'] as const) {
+    for (const kind of ['video', 'audio', 'text'] as const) {
       const members = tracks.filter((t) => t.kind === kind && p.tracks.has(t.name));
       if (members.length === 0) continue;
-      out.push(
-        kind === 'video'
-          ? '    <AdaptationSet contentType="video" mimeType="video/mp4" segmentAlignment="true" startWithSAP="1">'
-          : '    <AdaptationSet contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">',
-      );
+      if (kind === 'text') {
+        // As the channel's own MPD has its captions (wvtt.ts: dash.js shows text only from segmented fMP4).
+        out.push(
+          `    <AdaptationSet contentType="text" mimeType="application/mp4" codecs="wvtt" lang="${members[0]!.language ?? 'und'}">`,
+          '      <Role schemeIdUri="urn:mpeg:dash:role:2011" value="caption"/>',
+        );
+      } else
+        out.push(
+          kind === 'video'
+            ? '    <AdaptationSet contentType="video" mimeType="video/mp4" segmentAlignment="true" startWithSAP="1">'
+            : '    <AdaptationSet contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">',
+        );
       for (const t of members) {
         const segs = p.tracks.get(t.name)!;
         const first = segs[0]!;
@@ -122,7 +135,9 @@ export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
         const attrs =
           kind === 'video'
             ? `${t.width ? ` width="${t.width}" height="${t.height}"` : ''}${t.frameRate ? ` frameRate="${Number(t.frameRate.toFixed(3))}"` : ''} sar="1:1"`
-            : ' audioSamplingRate="48000"';
+            : kind === 'audio'
+              ? ' audioSamplingRate="48000"'
+              : '';
         out.push(`      <Representation id="${t.name}" bandwidth="${t.bandwidth}" codecs="${t.codec}"${attrs}>`);
         if (kind === 'audio') {
           out.push('        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2"/>');

@@ -59,13 +59,58 @@ export function masterTracks(master: string): string[] {
 }
 
 /**
- * A range's master playlist: the channel's without its live captions. The timeline keeps audio and video segments
- * only, so a range has no captions to offer (and a caption track there would never reach the range's end).
+ * A range's WebVTT playlist. Its segments are the audio track's (same numbers, spans and discontinuities): each is
+ * the WebVTT file of the same number, or, where the recognizer produced none (a channel stopped before its captions
+ * caught up, a failed write, captions still to come when the range ended), an `EXT-X-GAP` of the same span, so that
+ * the captions after it stay on the video's times (players take a WebVTT playlist's times from its EXTINFs). While the
+ * range grows, it lists up to the last caption published (captions come in order, seconds after their audio): a
+ * segment missing before that one is a gap for good; once the range is over, every segment without captions is one.
  */
-export function withoutCaptions(master: string): string {
-  return master
-    .split('\n')
-    .filter((line) => !line.startsWith('#EXT-X-MEDIA:TYPE=SUBTITLES'))
-    .map((line) => (line.startsWith('#EXT-X-STREAM-INF:') ? line.replace(/,SUBTITLES="[^"]*"/, '') : line))
-    .join('\n');
+export function rangeSubtitlePlaylist(
+  audio: (Omit<RangeSegment, 'uri' | 'initUri'> & { sequence: number })[],
+  /** The sequence numbers that have captions, and the URI of a number's WebVTT file. */
+  captions: { sequences: Set<number>; uriOf: (sequence: number) => string },
+  o: RangePlaylistOptions,
+): string {
+  const last = Math.max(-1, ...captions.sequences);
+  const listed = o.ended ? audio : audio.filter((s) => s.sequence <= last);
+  const target = Math.max(Math.ceil(o.segmentSeconds), ...listed.map((s) => Math.ceil(s.durationMs / 1000)));
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:8', `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-MEDIA-SEQUENCE:0', `#EXT-X-PLAYLIST-TYPE:${o.type}`];
+  let run: number | undefined;
+  for (const s of listed) {
+    if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');
+    run = s.run;
+    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.startMs).toISOString()}`);
+    // A gap keeps its URI (RFC 8216bis); players do not load it.
+    if (!captions.sequences.has(s.sequence)) lines.push('#EXT-X-GAP');
+    lines.push(`#EXTINF:${(s.durationMs / 1000).toFixed(3)},`, captions.uriOf(s.sequence));
+  }
+  if (o.ended) lines.push('#EXT-X-ENDLIST');
+  return `${lines.join('\n')}\n`;
+}
+
+const SUBTITLE_MEDIA = '#EXT-X-MEDIA:TYPE=SUBTITLES';
+
+/** The master playlist's caption rendition (`#EXT-X-MEDIA:TYPE=SUBTITLES,...`), if it names one. */
+export const captionRendition = (master: string): string | undefined => master.split('\n').find((line) => line.startsWith(SUBTITLE_MEDIA));
+
+/**
+ * A range's master playlist: the channel's variants, with the caption rendition `captions` (every variant naming its
+ * group) when the range has captions, and without any otherwise (a channel captioned now may not have been during the
+ * range, and the other way round).
+ */
+export function rangeMaster(master: string, captions: string | undefined): string {
+  const group = captions && /GROUP-ID="([^"]*)"/.exec(captions)?.[1];
+  const lines: string[] = [];
+  let placed = !captions;
+  for (const line of master.split('\n')) {
+    if (line.startsWith(SUBTITLE_MEDIA)) continue;
+    // The rendition goes first of the renditions and variants, where the live master playlist has it.
+    if (!placed && (line.startsWith('#EXT-X-MEDIA:') || line.startsWith('#EXT-X-STREAM-INF:'))) {
+      lines.push(captions!);
+      placed = true;
+    }
+    lines.push(line.startsWith('#EXT-X-STREAM-INF:') ? line.replace(/,SUBTITLES="[^"]*"/, '') + (group ? `,SUBTITLES="${group}"` : '') : line);
+  }
+  return lines.join('\n');
 }

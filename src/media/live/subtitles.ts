@@ -25,6 +25,13 @@ export interface SubtitleSegment {
 }
 
 export const SUBTITLE_PLAYLIST = 'captions.m3u8';
+/**
+ * The captions' track on the channel's timeline (the name of its playlist): one row per caption segment, keyed by its
+ * wvtt segment (`captions/<n>.m4s`, with `captions/init.mp4`, like the media tracks' CMAF segments); the WebVTT file of
+ * the same number (`captionVttKey`) goes with it wherever it is copied or removed.
+ */
+export const CAPTION_TRACK = 'captions';
+export const captionVttKey = (wvttKey: string) => wvttKey.replace(/\.m4s$/, '.vtt');
 
 /**
  * How far behind the live edge players of a captioned channel should play (HLS `HOLD-BACK`), so that a cue's WebVTT

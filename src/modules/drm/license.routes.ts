@@ -85,11 +85,15 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
   app.post(
     '/drm/v1/licenses/clearkey',
     {
+      // hls.js posts the CDM's message as it is, with no Content-Type; the W3C ClearKey message is JSON: read it so.
+      preParsing: async (req) => {
+        if (req.headers['content-type'] === undefined) req.headers['content-type'] = 'application/json';
+      },
       schema: {
         tags,
         summary: 'Get ClearKey license',
         description:
-          'The W3C ClearKey license of DASH outputs: EME license request JSON in, JSON Web Key set out; needs a DRM token (Authorization: Bearer, or ?token=).',
+          'The W3C ClearKey license of DASH and HLS SAMPLE-AES outputs: EME license request JSON in (a body without Content-Type, as hls.js sends the CDM message, is read as JSON), JSON Web Key set out; needs a DRM token (Authorization: Bearer, or ?token=).',
         querystring: s.LicenseQuery,
         body: s.ClearKeyRequest,
         response: withErrors({ 200: s.ClearKeyLicense }),

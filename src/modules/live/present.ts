@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import { keyIdsOf } from '../drm/keys.ts';
-import { dashSchemeOf, drmPrefixOf } from './drm.ts';
+import { drmEndpointIdOf, drmPrefixOf, schemeOf } from './drm.ts';
 import { qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';
@@ -21,11 +21,10 @@ export function endpointsOf(config: Config, row: ChannelRow) {
     const drm = e.isDrmProtected && e.keyId ? e.keyId : undefined;
     const url = mediaUrl(config, row.tenantId, row.id, drm ? drmPrefixOf(e) + file : file);
     return {
-      id: hls ? (drm ? 'hls-aes128' : 'hls') : drm ? `dash-${dashSchemeOf(e)}` : 'dash',
+      ...(drm ? drmEndpointIdOf(e) : { id: hls ? 'hls' : 'dash', protection: 'None' }),
       accessType: 'Http',
       format: hls ? 'HLS' : 'DASH',
       url,
-      protection: drm ? (hls ? 'Aes128' : 'ClearKey') : 'None',
       ...(drm
         ? {
             protectionDetails: { keyIds: keyIdsOf(row.id, drm, row.drmKeyMode), contentId: row.id },
@@ -113,7 +112,7 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
       type: e.type,
       hasVerticalOrientation: e.hasVerticalOrientation,
       isDrmProtected: e.isDrmProtected,
-      ...(e.isDrmProtected ? { scheme: e.type === 'HlsDrm' ? 'aes-128' : dashSchemeOf(e) } : {}),
+      ...(e.isDrmProtected ? { scheme: schemeOf(e) } : {}),
     })),
     qualities: row.qualities.map((q) => ({ resolution: qualityLabel(q), frameRate: Math.round(q.frameRate) })),
     restreams: row.restreams.map((r) => ({

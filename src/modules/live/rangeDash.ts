@@ -1,5 +1,5 @@
 import { readDecodeTime, readInit } from '../../media/live/mp4.ts';
-import { masterTracks } from '../../media/live/rangePlaylist.ts';
+import { captionRendition, masterTracks } from '../../media/live/rangePlaylist.ts';
 import { masterVariants, type RangeMpdSegment, type RangeMpdTrack } from '../../media/live/rangeMpd.ts';
 
 /** A range's segment as its copy or its channel has it: `decodeTime` when known (the timeline has it; a recording's rows do not). */
@@ -7,15 +7,19 @@ export type DashSource = Omit<RangeMpdSegment, 'decodeTime'> & { track: string; 
 
 /** An audio rendition's bandwidth when the master playlist does not say it (it names audio only as EXT-X-MEDIA). */
 const AUDIO_BANDWIDTH = 128_000;
+/** Captions: a few words a second (the channel's own MPD says the same). */
+const TEXT_BANDWIDTH = 1000;
 
 /**
- * The tracks of a range's MPD: the variants of the channel's master playlist (their size, rate and bandwidth) with the
+ * The tracks of a range's MPD: the variants of the channel's master playlist (their size, rate and bandwidth; its caption
+ * rendition, if the range has one, is the text track) with the
  * codec and timescale of their init segments (`read` answers an object of the range's copy by its URI). A segment
  * without a decode time takes the one of the segment that begins its run, read from the segment itself, plus its
  * wall-clock offset (both come from the same decode time in the packager, so the offset is exact to the millisecond).
  */
 export async function rangeDashTracks(master: string, segments: DashSource[], read: (uri: string) => Promise<Buffer | undefined>): Promise<RangeMpdTrack[]> {
   const variants = masterVariants(master);
+  const language = /LANGUAGE="([^"]*)"/.exec(captionRendition(master) ?? '')?.[1];
   const tracks: RangeMpdTrack[] = [];
   for (const name of masterTracks(master)) {
     const own = segments.filter((s) => s.track === name);
@@ -23,7 +27,7 @@ export async function rangeDashTracks(master: string, segments: DashSource[], re
     const init = await read(own[0]!.initUri);
     if (!init) continue;
     const info = readInit(init);
-    const kind = info.codec.startsWith('mp4a') ? 'audio' : 'video';
+    const kind = info.codec === 'wvtt' ? 'text' : info.codec.startsWith('mp4a') ? 'audio' : 'video';
     const v = variants.get(name) ?? {};
     const withTimes: RangeMpdSegment[] = [];
     let anchor: { decodeTime: number; startMs: number } | undefined;
@@ -45,7 +49,8 @@ export async function rangeDashTracks(master: string, segments: DashSource[], re
       kind,
       codec: info.codec,
       timescale: info.timescale,
-      bandwidth: v.bandwidth ?? AUDIO_BANDWIDTH,
+      bandwidth: v.bandwidth ?? (kind === 'text' ? TEXT_BANDWIDTH : AUDIO_BANDWIDTH),
+      ...(kind === 'text' ? { language } : {}),
       width: v.width,
       height: v.height,
       frameRate: v.frameRate,

@@ -13,7 +13,7 @@ const TRANSMISSION_TYPE = ['Video', 'Audio'] as const;
 const ENVIRONMENT = ['ManagedLive', 'ManagedLiveAnywhere'] as const;
 const PACKAGING_VERSION = ['V1', 'V2'] as const;
 const INPUT_LOSS_TYPE = ['COLOR', 'SLATE'] as const;
-/** Plain HLS and DASH; `HlsDrm` (AES-128) and `DashDrm` (CENC) are encrypted with the DRM module's key. */
+/** Plain HLS and DASH; `HlsDrm` (AES-128 or SAMPLE-AES) and `DashDrm` (CENC) are encrypted with the DRM module's key. */
 const ENDPOINT_TYPES = ['Hls', 'Dash', 'HlsDrm', 'DashDrm'] as const;
 
 export const Mp4Source = Type.Object({
@@ -42,7 +42,7 @@ export const ChannelEndpointRequest = Type.Object({
   type: Enum(ENDPOINT_TYPES),
   hasVerticalOrientation: Type.Optional(Type.Boolean()),
   isDrmProtected: Type.Optional(Type.Boolean()),
-  /** Encryption of a DRM endpoint, as a VOD preset's `protection.scheme`: `aes-128` (HlsDrm), `cenc` (DashDrm's default) or `cbcs`. */
+  /** Encryption of a DRM endpoint, as a VOD preset's `protection.scheme`: `aes-128` (HlsDrm's default), `cenc` (DashDrm's default) or `cbcs` (HlsDrm: SAMPLE-AES). */
   scheme: Type.Optional(Enum(['aes-128', 'cenc', 'cbcs'] as const)),
 });
 
@@ -112,7 +112,7 @@ const EndpointInfo = Type.Object({
   accessType: Type.String(),
   format: Type.String(),
   url: Type.String(),
-  protection: Type.String({ description: '`None`, `Aes128` (HlsDrm) or `ClearKey` (DashDrm, CENC)' }),
+  protection: Type.String({ description: '`None`, `Aes128` (HlsDrm, AES-128) or `ClearKey` (HlsDrm SAMPLE-AES, DashDrm: EME ClearKey)' }),
   protectionDetails: Type.Optional(
     Type.Object({
       keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),

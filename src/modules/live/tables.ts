@@ -28,7 +28,10 @@ export interface ChannelEndpointRow {
   type: string;
   hasVerticalOrientation: boolean;
   isDrmProtected: boolean;
-  /** `DashDrm`: the Common Encryption scheme, `cenc` (absent) or `cbcs`, as a VOD preset's `protection.scheme`. */
+  /**
+   * `DashDrm`: the Common Encryption scheme, `cenc` (absent) or `cbcs`, as a VOD preset's `protection.scheme`. `HlsDrm`:
+   * `cbcs` is SAMPLE-AES over the `cbcs` copies; absent, AES-128.
+   */
   scheme?: 'cenc' | 'cbcs';
   /** A protected endpoint: the channel's DRM key id (the channel id is the content id). */
   keyId?: string;

@@ -13,7 +13,7 @@ export const liveTimelineSegments = pgTable(
       .notNull()
       .references(() => liveChannels.id, { onDelete: 'cascade' }),
     tenantId: uuid('tenant_id').notNull(),
-    /** The rendition (`720p`) or `audio`. */
+    /** The rendition (`720p`), `audio`, or `captions` (live captions: the key is the wvtt segment, its `.vtt` goes with it). */
     track: text('track').notNull(),
     sequence: integer('sequence').notNull(),
     key: text('key').notNull(),

@@ -1,13 +1,16 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
-import { masterTracks, rangeMediaPlaylist, withoutCaptions } from '../../media/live/rangePlaylist.ts';
+import { AUDIO_TRACK } from '../../media/live/args.ts';
+import { captionModel } from '../../media/live/captionModels.ts';
+import { captionRendition, masterTracks, rangeMaster, rangeMediaPlaylist, rangeSubtitlePlaylist } from '../../media/live/rangePlaylist.ts';
+import { CAPTION_TRACK, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { keyIdsOf } from '../drm/keys.ts';
-import { channelDrmOf, channelProtection, dashSchemeOf, drmPrefixOf } from './drm.ts';
+import { channelDrmOf, channelProtection, drmEndpointIdOf, drmPrefixOf } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
@@ -26,7 +29,7 @@ export interface RangeEndpoint {
   accessType: 'Http';
   format: 'HLS' | 'DASH';
   url: string;
-  /** `None`, or, of a channel with DRM endpoints, `Aes128` (its HlsDrm endpoint) or `ClearKey` (its DashDrm endpoint). */
+  /** `None`, or, of a channel with DRM endpoints, `Aes128` (its AES-128 HlsDrm endpoint) or `ClearKey` (SAMPLE-AES, DashDrm). */
   protection: 'None' | 'Aes128' | 'ClearKey';
   protectionDetails?: { keyIds: string[]; contentId: string };
   manifest: string;
@@ -66,11 +69,10 @@ export async function rangeEndpoints(ctx: PlatformContext, tenantId: string, cha
       const hls = e.type.startsWith('Hls');
       const url = mediaUrl(ctx.config, tenantId, channelId, drmPrefixOf(e) + path + (hls ? MASTER_PLAYLIST : DASH_MANIFEST));
       return {
-        id: hls ? 'hls-aes128' : `dash-${dashSchemeOf(e)}`,
+        ...drmEndpointIdOf(e),
         accessType: 'Http',
         format: hls ? 'HLS' : 'DASH',
         url,
-        protection: hls ? 'Aes128' : 'ClearKey',
         ...(e.keyId ? { protectionDetails: { keyIds: keyIdsOf(channelId, e.keyId, row.drmKeyMode), contentId: channelId } } : {}),
         manifest: url,
         hasVerticalOrientation: vertical,
@@ -107,9 +109,10 @@ export async function rangeSegments(
   startMs: number,
   endMs: number | undefined,
   track?: string,
+  limit?: number,
 ): Promise<TimelineSegment[]> {
   const t = liveTimelineSegments;
-  return ctx.db
+  const query = ctx.db
     .select()
     .from(t)
     .where(
@@ -122,18 +125,59 @@ export async function rangeSegments(
       ),
     )
     .orderBy(asc(t.track), asc(t.startMs), asc(t.sequence));
+  return limit === undefined ? query : query.limit(limit);
+}
+
+/** The channel's master playlist (its live output's), if it ever ran. */
+export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
+  return (await readObject(ctx, channelPrefix(tenantId, channelId) + MASTER_PLAYLIST))?.toString('utf8');
 }
 
 /**
- * The master playlist of the channel's ranges, if it ever ran: the live output's, without captions (its variants are
- * the range's tracks).
+ * The master playlist of a range of the channel (`master`: the channel's): its variants, with the caption rendition
+ * when the channel had captions during the range: a caption segment on the timeline in it, or, while the range may
+ * still grow, the channel captioned now (its captions come seconds after their audio). A range without captions lists
+ * none: a caption rendition there would stay empty.
  */
-export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
-  const master = await readObject(ctx, channelPrefix(tenantId, channelId) + MASTER_PLAYLIST);
-  return master && withoutCaptions(master.toString('utf8'));
+export async function rangeMasterOf(
+  ctx: PlatformContext,
+  tenantId: string,
+  channelId: string,
+  startMs: number,
+  endMs: number | undefined,
+  master: string,
+): Promise<string> {
+  const own = captionRendition(master);
+  const running = endMs === undefined || Date.now() < endMs;
+  const captioned = (own !== undefined && running) || (await rangeSegments(ctx, tenantId, channelId, startMs, endMs, CAPTION_TRACK, 1)).length > 0;
+  return rangeMaster(master, captioned ? (own ?? (await configuredCaptions(ctx, tenantId, channelId))) : undefined);
 }
 
-export { channelPrefix, masterTracks, rangeDashTracks };
+/** The caption rendition of a channel not captioned now (its captions were turned off since the range): its language, if it still has one. */
+async function configuredCaptions(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string> {
+  const [row] = await ctx.db
+    .select({ code: liveChannels.aiLiveCaptioningLanguageCode })
+    .from(liveChannels)
+    .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
+  const code = row?.code ?? 'und';
+  const name = (row?.code && captionModel(ctx.config.live.captionModelsDir, row.code)?.name) || 'Captions';
+  return subtitleMedia({ language: code, name, segments: () => [] });
+}
+
+/**
+ * A range's WebVTT playlist (rangeSubtitlePlaylist): over its audio segments, each with the caption segment of the
+ * same number or a gap. `uriOf` names a caption segment's WebVTT file as the playlist reaches it.
+ */
+export function rangeCaptionPlaylist(
+  audio: Pick<TimelineSegment, 'sequence' | 'startMs' | 'durationMs' | 'run'>[],
+  captions: Pick<TimelineSegment, 'sequence'>[],
+  uriOf: (sequence: number) => string,
+  o: { type: 'EVENT' | 'VOD'; ended: boolean; segmentSeconds: number },
+): string {
+  return rangeSubtitlePlaylist(audio, { sequences: new Set(captions.map((c) => c.sequence)), uriOf }, o);
+}
+
+export { CAPTION_TRACK, channelPrefix, masterTracks, rangeDashTracks };
 
 /** Whether a track's segments reach the range's end, or the range ended long enough ago: its playlist is final. */
 export function rangeEnded(segments: Pick<TimelineSegment, 'startMs' | 'durationMs'>[], endMs: number | undefined, now = Date.now()): boolean {
@@ -167,9 +211,16 @@ export async function serveRange(
   const endMs = m[3] === 'now' ? undefined : Number(m[3]);
   if (endMs !== undefined && endMs <= startMs) throw new ApiError(404, 'media_not_found', 'No such media file');
   const name = m[4]!;
-  if (drmPrefix && (drmPrefix === HLS_DRM_PREFIX) !== (m[5] === 'm3u8')) throw new ApiError(404, 'media_not_found', 'No such media file');
   const protection = drmPrefix ? await channelProtection(ctx, tenantId, channelId, endpoints, await drmKeyModeOf(ctx, tenantId, channelId)) : undefined;
-  const encryption = drmPrefix === HLS_DRM_PREFIX ? protection?.hls : drmPrefix ? protection?.dash?.find((d) => `${d.scheme}/` === drmPrefix) : undefined;
+  // HLS under `aes128/` (AES-128) or `cbcs/` (SAMPLE-AES), DASH under `cenc/` or `cbcs/`, as the channel's endpoints have them.
+  const encryption =
+    m[5] === 'm3u8'
+      ? drmPrefix === HLS_DRM_PREFIX
+        ? protection?.hls
+        : drmPrefix === 'cbcs/'
+          ? protection?.sampleAes
+          : undefined
+      : protection?.dash?.find((d) => `${d.scheme}/` === drmPrefix);
   if (drmPrefix && !encryption) throw new ApiError(404, 'media_not_found', 'No such media file');
   const master = await channelMaster(ctx, tenantId, channelId);
   if (!master) throw new ApiError(404, 'media_not_found', 'No such media file');
@@ -179,26 +230,35 @@ export async function serveRange(
   const toRange = (s: TimelineSegment) => ({ uri: `../../${s.key}`, initUri: `../../${s.initKey}`, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
   let body: string;
   let type = 'application/vnd.apple.mpegurl';
+  const segmentSeconds = ctx.config.live.segmentSeconds;
   if (m[5] === 'mpd') {
     if (`${name}.mpd` !== DASH_MANIFEST) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs);
     const tracks = await rangeDashTracks(
-      master,
+      await rangeMasterOf(ctx, tenantId, channelId, startMs, endMs, master),
       segments.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence, decodeTime: s.decodeTime })),
       (uri) => readObject(ctx, prefix + uri.replace(/^(\.\.\/)+/, '')),
     );
-    // Over when every track it lists is (captions, which have no segments on the timeline, are not waited for).
-    const perTrack = tracks.length ? tracks.map((t) => segments.filter((s) => s.track === t.name)) : [[]];
+    // Over when every media track it lists is: captions, which come seconds after their audio, are not waited for.
+    const media = tracks.filter((t) => t.kind !== 'text');
+    const perTrack = media.length ? media.map((t) => segments.filter((s) => s.track === t.name)) : [[]];
     const over = (await Promise.all(perTrack.map(isOver))).every(Boolean);
-    body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds: ctx.config.live.segmentSeconds, now: Date.now(), clock: { direct: true } });
+    body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds, now: Date.now(), clock: { direct: true } });
     if (encryption) body = dashDrmManifest(body, encryption);
     type = 'application/dash+xml';
-  } else if (name === 'master') body = master;
-  else {
+  } else if (name === 'master') body = await rangeMasterOf(ctx, tenantId, channelId, startMs, endMs, master);
+  else if (name === CAPTION_TRACK) {
+    // Clear also under a DRM prefix (the channel publishes its captions clear beside each protected endpoint's files).
+    const audio = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, AUDIO_TRACK);
+    const captions = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, CAPTION_TRACK);
+    body = rangeCaptionPlaylist(audio, captions, (n) => `../../${subtitleKey(n)}`, { type: 'EVENT', ended: await isOver(audio), segmentSeconds });
+  } else {
     if (!masterTracks(master).includes(name)) throw new ApiError(404, 'media_not_found', 'No such media file');
     const segments = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, name);
-    body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds: ctx.config.live.segmentSeconds });
-    if (encryption) body = hlsDrmRangePlaylist(body, encryptionOf(encryption, name === 'audio' ? 'audio' : 'video').keyUrl);
+    body = rangeMediaPlaylist(segments.map(toRange), { type: 'EVENT', ended: await isOver(segments), segmentSeconds });
+    const kind = name === 'audio' ? 'audio' : 'video';
+    if (encryption?.scheme === 'cbcs') body = sampleAesPlaylist(body, encryptionOf(encryption, kind));
+    else if (encryption) body = hlsDrmRangePlaylist(body, encryptionOf(encryption, kind).keyUrl);
   }
   reply.headers({ 'content-type': type, 'cache-control': 'public, max-age=1', 'content-length': Buffer.byteLength(body) });
   await (head ? reply.send() : reply.send(body));

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, max, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LivePipelineEvent } from './media.ts';
 import { liveChannels } from './tables.ts';
@@ -90,6 +91,7 @@ export class TimelineWriter {
       .returning({
         tenantId: liveTimelineSegments.tenantId,
         channelId: liveTimelineSegments.channelId,
+        track: liveTimelineSegments.track,
         key: liveTimelineSegments.key,
         initKey: liveTimelineSegments.initKey,
       });
@@ -98,6 +100,8 @@ export class TimelineWriter {
     const inits = new Map<string, { tenantId: string; channelId: string; initKey: string }>();
     for (const g of gone) {
       keys.add(channelPrefix(g.tenantId, g.channelId) + g.key);
+      // A caption segment is two files: its wvtt (the row's key) and its WebVTT.
+      if (g.track === CAPTION_TRACK) keys.add(channelPrefix(g.tenantId, g.channelId) + captionVttKey(g.key));
       inits.set(`${g.channelId}/${g.initKey}`, g);
     }
     for (const g of inits.values()) {

@@ -130,13 +130,13 @@ export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest
     if (e.type.endsWith('Drm') && e.isDrmProtected === false) p.add(`endpoints[${i}].isDrmProtected`, `${e.type} is DRM-protected; leave it out or send true`);
     const type = drm && !e.type.endsWith('Drm') ? `${e.type}Drm` : e.type;
     const scheme = e.scheme ?? (type === 'DashDrm' ? 'cenc' : type === 'HlsDrm' ? 'aes-128' : undefined);
-    if (scheme && !(type === 'DashDrm' ? ['cenc', 'cbcs'] : type === 'HlsDrm' ? ['aes-128'] : []).includes(scheme))
+    if (scheme && !(type === 'DashDrm' ? ['cenc', 'cbcs'] : type === 'HlsDrm' ? ['aes-128', 'cbcs'] : []).includes(scheme))
       p.add(
         `endpoints[${i}].scheme`,
         type.startsWith('Dash')
           ? 'a DashDrm endpoint is encrypted with cenc or cbcs'
           : type === 'HlsDrm'
-            ? 'an HlsDrm endpoint is encrypted with aes-128'
+            ? 'an HlsDrm endpoint is encrypted with aes-128 or cbcs (SAMPLE-AES)'
             : 'is for DRM-protected endpoints only',
       );
     return { type, hasVerticalOrientation: e.hasVerticalOrientation ?? false, isDrmProtected: drm, ...(scheme === 'cbcs' ? { scheme } : {}) };
@@ -147,7 +147,7 @@ export function normalizeEndpoints(given: Static<typeof s.ChannelEndpointRequest
   if (new Set(rows.map((r) => r.hasVerticalOrientation)).size > 1)
     p.add('endpoints', 'all endpoints of a channel share one orientation (one encode per channel)');
   if (new Set(rows.map((r) => `${r.type}/${r.scheme ?? ''}`)).size < rows.length)
-    p.add('endpoints', 'each endpoint type may be listed once (a DashDrm endpoint once per scheme)');
+    p.add('endpoints', 'each endpoint type may be listed once (a DRM endpoint once per scheme)');
   return rows;
 }
 

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { copiesOf } from './drm.ts';
 import type { ArchiveJob } from './jobs.ts';
@@ -37,7 +38,12 @@ export async function runArchive(ctx: PlatformContext, j: ArchiveJob): Promise<v
   const from = mediaPrefix(rec.tenantId, rec.id);
   const to = archivePrefix(rec.tenantId, rec.id);
   const rows = await recordedSegments(ctx, rec.id);
-  const keys = [...new Set([...rows.map((s) => s.key), ...rows.map((s) => s.initKey)].flatMap((k) => copiesOf(rec.drm, k))), MASTER];
+  const captions = rows.filter((s) => s.track === CAPTION_TRACK).map((s) => captionVttKey(s.key));
+  // Of a DRM recording, each protected endpoint's copies too (drm.ts).
+  const keys = [
+    ...new Set([...rows.map((s) => s.key), ...rows.map((s) => s.initKey), ...captions].flatMap((k) => copiesOf(rec.drm, k).map((c) => c.to))),
+    MASTER,
+  ];
   await eachLimited(keys, COPY_CONCURRENCY, async (k) => void (await copyObject(ctx, from + k, to + k)));
   await writePlaylists(ctx, rec, to, [...new Set(rows.map((s) => s.track))], { type: 'VOD', ended: true });
   await setArchive(ctx, j, { status: 'Available', archivisationCompletedDate: new Date().toISOString(), errorMessage: null }, 'recorder.archive.available');

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, hlsDrmRangePlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
+import { CAPTION_TRACK } from '../../media/live/subtitles.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
 import { keyIdsOf } from '../drm/keys.ts';
@@ -17,11 +18,30 @@ import type { EndpointRow, RecordingDrm } from './tables.ts';
  * content: the recording plays with the channel's keys and licenses.
  */
 
-/** The keys to copy for one file of the recording (relative to the channel's and the recording's prefix). */
-export const copiesOf = (drm: RecordingDrm | null, key: string): string[] => [key, ...(drm?.prefixes ?? []).map((p) => p + key)];
+type DrmEndpoint = RecordingDrm['endpoints'][number];
+
+/** Where an endpoint's files are (as under the channel's prefix): AES-128 under `aes128/`, the CENC schemes under `cenc/`, `cbcs/`. */
+const prefixOf = (e: DrmEndpoint): string => (e.scheme === 'aes-128' ? 'aes128/' : `${e.scheme}/`);
+const prefixesOf = (drm: RecordingDrm | null): string[] => [...new Set((drm?.endpoints ?? []).map(prefixOf))];
+
+/**
+ * What to copy for one file of the recording (names relative to the channel's and the recording's prefixes): the
+ * file, and under each protected prefix its encrypted copy, or, for a caption file (`clear`: captions are not
+ * encrypted), the clear file again.
+ */
+export const copiesOf = (drm: RecordingDrm | null, key: string, clear = false): { from: string; to: string }[] => [
+  { from: key, to: key },
+  ...prefixesOf(drm).map((p) => ({ from: clear ? key : p + key, to: p + key })),
+];
 
 /** Whether a file of a recorded copy (relative to `media/` or `archive/`) may be served: of a DRM recording, the encrypted ones only. */
-export const servesFile = (drm: RecordingDrm | null, file: string): boolean => !drm || drm.prefixes.some((p) => file.startsWith(p));
+export const servesFile = (drm: RecordingDrm | null, file: string): boolean => !drm || prefixesOf(drm).some((p) => file.startsWith(p));
+
+/** An endpoint's EndpointInfo `id` and `protection`, as the channel's ranges name them (live/drm.ts `drmEndpointIdOf`). */
+function idOf(e: DrmEndpoint): { id: string; protection: 'Aes128' | 'ClearKey' } {
+  if (e.format === 'DASH') return { id: `dash-${e.scheme}`, protection: 'ClearKey' };
+  return e.scheme === 'aes-128' ? { id: 'hls-aes128', protection: 'Aes128' } : { id: 'hls-sample-aes', protection: 'ClearKey' };
+}
 
 /** The catch-up's (`media`) or archive's endpoints of a DRM recording: one per protected endpoint of its channel, as its ranges are listed. */
 export function drmEndpoints(
@@ -31,16 +51,16 @@ export function drmEndpoints(
   part: 'media' | 'archive',
   vertical: boolean,
 ): EndpointRow[] {
-  return drm.prefixes.map((prefix) => {
-    const hls = prefix === 'aes128/';
-    const url = recordingUrl(config.publicUrl.origin, r.tenantId, r.id, part, prefix + (hls ? MASTER : MPD));
-    const id = hls ? 'hls-aes128' : `dash-${prefix.slice(0, -1)}`;
+  return drm.endpoints.map((e) => {
+    const hls = e.format === 'HLS';
+    const url = recordingUrl(config.publicUrl.origin, r.tenantId, r.id, part, prefixOf(e) + (hls ? MASTER : MPD));
+    const { id, protection } = idOf(e);
     return {
       id: part === 'media' ? id : `archive-${id}`,
       accessType: 'Http',
-      format: hls ? 'HLS' : 'DASH',
+      format: e.format,
       url,
-      protection: hls ? 'Aes128' : 'ClearKey',
+      protection,
       protectionDetails: { keyIds: drm.keyIds, contentId: r.channelId },
       type: hls ? 'HlsDrm' : 'DashDrm',
       isDrmProtected: true,
@@ -53,9 +73,10 @@ export function drmEndpoints(
 }
 
 /**
- * Writes each protected endpoint's playlists from the clear ones just written under `prefix` (the same segment names,
- * relative URIs that land on the encrypted copies): HLS with `#EXT-X-KEY:METHOD=AES-128` and each segment's IV (its
- * number, as the live packager encrypted it), the MPD with the endpoint's `ContentProtection`.
+ * Writes each protected endpoint's playlists from the clear ones just written under `prefix` (the same names, relative
+ * URIs that land on the encrypted copies), as the channel's ranges render them: AES-128 HLS with
+ * `#EXT-X-KEY:METHOD=AES-128` and each segment's IV (its number, as the live packager encrypted it), SAMPLE-AES HLS
+ * with its key line, the MPDs with the endpoint's `ContentProtection`. Caption playlists stay clear.
  */
 export async function writeProtectedPlaylists(
   ctx: PlatformContext,
@@ -67,17 +88,18 @@ export async function writeProtectedPlaylists(
   const drm = rec.drm;
   if (!drm) return;
   const origin = ctx.config.publicUrl.origin;
-  for (const p of drm.prefixes) {
-    const scheme = p === 'aes128/' ? 'aes-128' : p === 'cenc/' ? 'cenc' : 'cbcs';
+  for (const e of drm.endpoints) {
+    const p = prefixOf(e);
     // The channel's keys outlive it (the key store keeps them), so an archive made after the channel was deleted still has them.
-    const encryption = await outputEncryption(ctx, rec.tenantId, rec.channelId, scheme, drm.drmKeyMode);
-    if (scheme === 'aes-128') {
+    const encryption = await outputEncryption(ctx, rec.tenantId, rec.channelId, e.scheme, drm.drmKeyMode);
+    if (e.format === 'HLS') {
       const master = await readObject(ctx, prefix + MASTER);
       if (master) await ctx.store.putObject(prefix + p + MASTER, master, 'application/vnd.apple.mpegurl');
       for (const track of tracks) {
-        const clear = await readObject(ctx, `${prefix}${track}.m3u8`);
-        if (!clear) continue;
-        const body = hlsDrmRangePlaylist(clear.toString('utf8'), encryptionOf(encryption, track === 'audio' ? 'audio' : 'video').keyUrl);
+        const clear = (await readObject(ctx, `${prefix}${track}.m3u8`))?.toString('utf8');
+        if (clear === undefined) continue;
+        const keyOf = encryptionOf(encryption, track === 'audio' ? 'audio' : 'video');
+        const body = track === CAPTION_TRACK ? clear : e.scheme === 'aes-128' ? hlsDrmRangePlaylist(clear, keyOf.keyUrl) : sampleAesPlaylist(clear, keyOf);
         await ctx.store.putObject(`${prefix}${p}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
       }
     } else {

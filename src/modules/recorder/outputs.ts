@@ -34,7 +34,7 @@ async function concatObjects(ctx: PlatformContext, keys: string[], path: string)
 
 /** The tallest video rendition of a recording's tracks (`720p` before `360p`), if it has video. */
 export const tallestVideoTrack = (tracks: string[]): string | undefined =>
-  tracks.filter((t) => t !== 'audio').sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
+  tracks.filter((t) => Number.parseInt(t) > 0).sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
 
 /**
  * The recorded range as local input files for the VOD pipeline, per track: each encoder run (its init segment and

@@ -3,14 +3,19 @@ import type { PlatformContext } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { AUDIO_TRACK } from '../../media/live/args.ts';
+import { captionRendition, rangeMaster } from '../../media/live/rangePlaylist.ts';
+import { CAPTION_TRACK, captionVttKey, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
 import {
   channelMaster,
   channelPrefix,
   channelRunning,
   masterTracks,
   RANGE_SETTLE_MS,
+  rangeCaptionPlaylist,
   rangeDashTracks,
   rangeEnded,
+  rangeMasterOf,
   rangeSegments,
   readObject,
   type TimelineSegment,
@@ -27,6 +32,8 @@ import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.
 export const RECORD_LEASE_MS = 30_000;
 export const RECORD_LEASE = { owner: recorderRecordings.leaseOwner, until: recorderRecordings.leaseUntil };
 const COPY_CONCURRENCY = 8;
+/** The caption rendition of a recording whose channel named none when it began, though captions were recorded. */
+const UNNAMED_CAPTIONS = subtitleMedia({ language: 'und', name: 'Captions', segments: () => [] });
 /** An open range whose channel stopped ends once nothing new came for this long (its last segments are flushed). */
 const OPEN_RANGE_QUIET_MS = 5000;
 
@@ -40,15 +47,29 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
   const rows = await recordedSegments(ctx, rec.id);
   const segmentSeconds = ctx.config.live.segmentSeconds;
   const toRange = (s: SegmentRow) => ({ uri: s.key, initUri: s.initKey, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
+  const stored = (await readObject(ctx, prefix + MASTER))?.toString('utf8');
+  const captions = rows.filter((s) => s.track === CAPTION_TRACK);
+  // Captions when some were recorded, or, while the range runs, when the channel was captioned as it began (they come
+  // seconds after their audio); a range that ended without any lists none.
+  const captioned = captions.length > 0 || (!o.ended && !!stored && captionRendition(stored) !== undefined);
   for (const track of tracks) {
+    if (track === CAPTION_TRACK) {
+      if (!captioned) continue;
+      const audio = rows.filter((s) => s.track === AUDIO_TRACK);
+      const body = rangeCaptionPlaylist(audio, captions, subtitleKey, { ...o, segmentSeconds });
+      await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
+      continue;
+    }
     const body = rangeMediaPlaylist(rows.filter((s) => s.track === track).map(toRange), { ...o, segmentSeconds });
     await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
   }
   const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
-  const master = await readObject(ctx, prefix + MASTER);
-  if (!master || rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
+  if (!stored) return;
+  const master = rangeMaster(stored, captioned ? (captionRendition(stored) ?? UNNAMED_CAPTIONS) : undefined);
+  if (master !== stored) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
+  if (rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
   const dashTracks = await rangeDashTracks(
-    master.toString('utf8'),
+    master,
     rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
     (uri) => readObject(ctx, prefix + uri),
   );
@@ -101,11 +122,15 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
   const prefix = mediaPrefix(rec.tenantId, rec.id);
   let tracks = await recordedTracks(ctx, rec);
   if (fresh.length > 0) {
-    const master = await channelMaster(ctx, rec.tenantId, rec.channelId);
-    if (master) {
-      // The channel's master names its variants relatively: the copy's playlists have the same names.
-      if (tracks.length === 0) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
-      tracks = masterTracks(master);
+    const channel = await channelMaster(ctx, rec.tenantId, rec.channelId);
+    if (channel) {
+      // The channel's master names its variants relatively: the copy's playlists have the same names. Its caption
+      // rendition is kept when the range has captions (writePlaylists drops it if none are recorded by the end).
+      if (tracks.length === 0) {
+        const master = await rangeMasterOf(ctx, rec.tenantId, rec.channelId, startMs, endMs, channel);
+        await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
+      }
+      tracks = [...masterTracks(rangeMaster(channel, undefined)), CAPTION_TRACK];
     }
     const from = channelPrefix(rec.tenantId, rec.channelId);
     const inits = [...new Set(fresh.map((s) => s.initKey))];
@@ -113,7 +138,8 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
     await eachLimited(inits, COPY_CONCURRENCY, async (k) => {
       if (await ctx.store.head(prefix + k)) return;
       // Gone with the channel's retention: its segments cannot play; they are left out (a gap).
-      for (const c of copiesOf(rec.drm, k)) await copyObject(ctx, from + c, prefix + c).catch(() => missingInits.add(k));
+      for (const c of copiesOf(rec.drm, k, k.startsWith(`${CAPTION_TRACK}/`)))
+        await copyObject(ctx, from + c.from, prefix + c.to).catch(() => missingInits.add(k));
     });
     const sizes = new Map<TimelineSegment, number>();
     const copied: TimelineSegment[] = [];
@@ -123,8 +149,12 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       async (s) => {
         try {
           // Of a DRM channel, each protected endpoint's encrypted copy too (drm.ts); the size is the clear one's.
-          const [size] = await Promise.all(copiesOf(rec.drm, s.key).map((c) => copyObject(ctx, from + c, prefix + c)));
-          sizes.set(s, size!);
+          const caption = s.track === CAPTION_TRACK;
+          const copy = (k: string) => Promise.all(copiesOf(rec.drm, k, caption).map((c) => copyObject(ctx, from + c.from, prefix + c.to))).then((n) => n[0]!);
+          let size = await copy(s.key);
+          // A caption segment is its wvtt (DASH) and its WebVTT (HLS).
+          if (caption) size += await copy(captionVttKey(s.key));
+          sizes.set(s, size);
           copied.push(s);
         } catch (err) {
           // Gone past the channel's retention meanwhile: the recording has a gap rather than no end.
@@ -157,9 +187,11 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
     rec.copied = watermark;
     rec.recordedAt = new Date();
   }
+  // Captions come seconds after their audio: the range never waits for them (one not yet made is left out).
+  const media = tracks.filter((t) => t !== CAPTION_TRACK);
   const over =
     endMs !== undefined
-      ? (tracks.length ? tracks : [undefined]).every((t) => rangeEnded(t ? timeline.filter((s) => s.track === t) : timeline, endMs, now)) ||
+      ? (media.length ? media : [undefined]).every((t) => rangeEnded(t ? timeline.filter((s) => s.track === t) : timeline, endMs, now)) ||
         // A channel that is not running adds nothing more: a range that ended is over.
         (now >= endMs && !(await channelRunning(ctx, rec.tenantId, rec.channelId)))
       : // An open range ends once its channel stopped (nothing new for a few seconds after something was recorded).
@@ -168,7 +200,7 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
         (now - rec.recordedAt.getTime() > RANGE_SETTLE_MS ||
           (now - rec.recordedAt.getTime() > OPEN_RANGE_QUIET_MS && !(await channelRunning(ctx, rec.tenantId, rec.channelId))));
   if (fresh.length > 0 || over) await writePlaylists(ctx, rec, prefix, tracks, { type: 'EVENT', ended: over });
-  return over ? finish(ctx, rec, owner, tracks) : false;
+  return over ? finish(ctx, rec, owner, media) : false;
 }
 
 /**

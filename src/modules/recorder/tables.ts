@@ -38,12 +38,12 @@ export interface ArchiveRow {
 }
 
 /**
- * The protection of a recording of a channel with DRM endpoints, taken from the channel when the recording is created
- * (or its source moved) and kept: a recording outlives its channel, and must not play clear once the channel is gone.
- * `prefixes`: the channel's protected endpoints' prefixes (`aes128/`, `cenc/`, `cbcs/`), copied and served.
+ * The protection of a recording of a channel with DRM endpoints, taken from the channel (recorder/drm.ts) and kept: a
+ * recording outlives its channel, and must not play clear once the channel is gone. `endpoints`: the channel's
+ * protected endpoints (HLS AES-128 under `aes128/`, HLS SAMPLE-AES and DASH under `cenc/`, `cbcs/`).
  */
 export interface RecordingDrm {
-  prefixes: ('aes128/' | 'cenc/' | 'cbcs/')[];
+  endpoints: { format: 'HLS' | 'DASH'; scheme: 'aes-128' | 'cenc' | 'cbcs' }[];
   drmKeyMode: 'SingleKey' | 'AudioVideoKeys';
   /** The channel's key ids (video first): the channel is the content, the recording plays with its keys. */
   keyIds: string[];

@@ -146,6 +146,18 @@ export const PRESETS: readonly Preset[] = [
     allowedExtensionsFile: VIDEO_EXTENSIONS,
     protection: { endpointType: 'DashDrm', scheme: 'cbcs' },
   },
+  {
+    ...base,
+    id: 'cmaf-h264-ladder-cbcs',
+    name: 'HLS + DASH (CMAF) H.264 ladder, cbcs: HLS SAMPLE-AES (HlsDrm) and DASH (DashDrm)',
+    description:
+      'One set of fMP4 (CMAF) segments as cmaf-h264-ladder, Common Encryption cbcs: HLS with SAMPLE-AES and DASH, both through EME ClearKey; licenses with a DRM token',
+    mediaType: 'video',
+    packaging: ['cmaf'],
+    ladder: LANDSCAPE,
+    allowedExtensionsFile: VIDEO_EXTENSIONS,
+    protection: { endpointType: 'HlsDrm', scheme: 'cbcs' },
+  },
 ];
 
 export const presetById = (id: string): Preset | undefined => PRESETS.find((p) => p.id === id);

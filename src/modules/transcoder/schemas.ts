@@ -17,7 +17,10 @@ const TranscodingPreset = Type.Object({
   hasVerticalOrientation: Type.Boolean(),
   allowedExtensionsFile: Type.Array(Type.String()),
   protection: Type.Optional(
-    Type.Object({ endpointType: Type.String({ description: '`HlsDrm` or `DashDrm`' }), scheme: Type.String({ description: '`aes-128`, `cenc` or `cbcs`' }) }),
+    Type.Object({
+      endpointType: Type.String({ description: '`HlsDrm` or `DashDrm` (a `cmaf` preset: `HlsDrm` for its HLS endpoint, `DashDrm` for its DASH one)' }),
+      scheme: Type.String({ description: '`aes-128`, `cenc` or `cbcs`' }),
+    }),
   ),
 });
 

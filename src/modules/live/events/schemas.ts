@@ -40,7 +40,7 @@ const EndpointInfo = Type.Object({
   format: Type.String(),
   url: Type.Optional(Type.String()),
   preset: Type.Optional(Type.String()),
-  protection: Type.String({ description: '`None`, or of a channel with DRM endpoints `Aes128` (HlsDrm) or `ClearKey` (DashDrm, CENC)' }),
+  protection: Type.String({ description: '`None`, or of a channel with DRM endpoints `Aes128` (HlsDrm, AES-128) or `ClearKey` (HlsDrm SAMPLE-AES, DashDrm)' }),
   protectionDetails: Type.Optional(
     Type.Object({
       keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),

@@ -64,7 +64,7 @@ const EndpointInfo = Type.Object({
   format: Type.String(),
   url: Type.String(),
   preset: Type.String(),
-  protection: Type.String({ description: '`None`, `Aes128` (HlsDrm) or `ClearKey` (DashDrm, CENC)' }),
+  protection: Type.String({ description: '`None`, `Aes128` (HlsDrm AES-128) or `ClearKey` (DashDrm, and HlsDrm SAMPLE-AES: EME ClearKey)' }),
   protectionDetails: Type.Optional(
     Type.Object({ keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }), contentId: Type.String({ description: 'DRM content id' }) }),
   ),

@@ -29,7 +29,8 @@ export async function uploadOutput(
     ...(drm && ids.keyId
       ? {
           protectionDetails: { keyIds: keyIdsOf(ids.assetId, ids.keyId, ids.drmKeyMode), contentId: ids.assetId },
-          type: drm.endpointType,
+          // A CMAF output has an HLS and a DASH endpoint over one set of encrypted segments: each is its format's type.
+          type: e.format === 'DASH' ? ('DashDrm' as const) : ('HlsDrm' as const),
           isDrmProtected: true,
           drmKeyMode: ids.drmKeyMode,
         }
