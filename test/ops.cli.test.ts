@@ -37,7 +37,9 @@ describe('CLI beside a running server', () => {
 
   it('`tenant create --export` prints lines a shell can eval; `--json` prints the tenant with its key', async () => {
     const env = { PORT: String(port), MEDIAPLANE_DATA_DIR: dataDir };
-    const exported = await cli(['tenant', 'create', 'shell', '--export'], env);
+    // Without PORT: the server on the data directory says which port it listens on (a user who started it with PORT
+    // runs the CLI from another shell).
+    const exported = await cli(['tenant', 'create', 'shell', '--export'], { MEDIAPLANE_DATA_DIR: dataDir });
     expect(exported.code, exported.out).toBe(0);
     const m = /^export TENANT_ID=([0-9a-f-]{36}) KEY=(\S+)$/m.exec(exported.out);
     expect(m, exported.out).not.toBeNull();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { lockHolder, lockedMessage } from '../db/lock.ts';
 import { storedAdminToken } from '../platform/adminToken.ts';
+import { recordedServerPort } from '../platform/serverPort.ts';
 
 /**
  * Where an operator command should act: through the admin API of the server that runs on this data directory
@@ -12,10 +13,12 @@ import { storedAdminToken } from '../platform/adminToken.ts';
 export type Route = { how: 'http'; base: string; token: string; why: string } | { how: 'direct'; newDatabase: boolean };
 
 export async function locate(config: Config): Promise<Route> {
-  const base = `http://127.0.0.1:${config.port}`;
+  let base = `http://127.0.0.1:${config.port}`;
   if (config.databaseUrl) return { how: 'direct', newDatabase: false };
   const holder = lockHolder(config.dataDir);
   if (holder !== undefined) {
+    // The holder's own port, whatever PORT says here (it may have been started with another).
+    base = `http://127.0.0.1:${recordedServerPort(config.dataDir) ?? config.port}`;
     const token = config.adminToken ?? storedAdminToken(config.dataDir);
     if (!token)
       throw new Error(

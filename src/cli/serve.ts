@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
+import { recordServerPort } from '../platform/serverPort.ts';
 
 /**
  * `mediaplane serve`: this process is the one a user, systemd or a container runtime starts and signals. On SIGTERM or
@@ -48,6 +49,8 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
   await platform.app.listen({ port: config.port, host: config.host });
+  const address = platform.app.server.address();
+  if (address && typeof address === 'object') recordServerPort(config.dataDir, address.port);
   const ready = `Mediaplane ${config.role} on ${config.publicUrl.origin} (database: ${platform.database.kind}, data: ${config.dataDir})`;
   if (firstStart) say(ready);
   else platform.app.log.info(ready);
