@@ -98,15 +98,21 @@ describeEachDb('Recorder routes', (kind) => {
       const res = await t.json('POST', '/cvr/v1/recordings', b);
       expect([res.status, res.body.status?.code], JSON.stringify(b)).toEqual([status, code]);
     }
-    // A DRM channel's segments are recorded clear: refused, not recorded unprotected.
+    // A DRM channel's recording is protected with the channel's keys: the streaming catalogue says so, and a DRM
+    // token asked for the recording is one for the channel's content, for its own tenant only.
     const drm = await t.json('POST', '/live/v1/channels', {
       name: 'drm',
       input: { inputLoss: { type: 'COLOR', color: '#000000' } },
       endpoints: [{ type: 'HlsDrm' }],
     });
     expect(drm.status).toBe(200);
-    const refused = await t.json('POST', '/cvr/v1/recordings', { source: source(1, 2, drm.body.id) });
-    expect([refused.status, refused.body.status?.code]).toEqual([409, 'recording_drm_unsupported']);
+    const drmRec = await t.json('POST', '/cvr/v1/recordings', { source: source(1, 2, drm.body.id) });
+    expect(drmRec.status, JSON.stringify(drmRec.body)).toBe(200);
+    expect((await t.json('GET', `/streaming/v1/assets/${drmRec.body.id}`)).body.isDrm).toBe(true);
+    const drmToken = await t.json('POST', '/drm/v1/tokens', { assetId: drmRec.body.id });
+    expect([drmToken.status, drmToken.body.contentId]).toEqual([200, drm.body.id]);
+    expect((await other.json('POST', '/drm/v1/tokens', { assetId: drmRec.body.id })).status).toBe(404);
+    expect((await t.json('POST', '/drm/v1/tokens', { assetId: created.body.id })).status).toBe(404);
     // Another tenant's channel is not there; another tenant's recording neither.
     expect((await other.json('POST', '/cvr/v1/recordings', { source: source(1, 2) })).status).toBe(404);
     expect((await other.json('GET', `/cvr/v1/recordings/${created.body.id}`)).status).toBe(404);

@@ -52,6 +52,11 @@ export interface Playable {
   start: Date | null;
   end: Date | null;
   isDrm: boolean;
+  /**
+   * The DRM content id whose keys protect it when that is not its own id (a recording of a DRM channel plays with
+   * the channel's keys): `POST /drm/v1/tokens { assetId }` gives a token for that content.
+   */
+  drmContentId?: string;
   preset: string | null;
   outputs: PlayableOutput[];
 }

@@ -63,7 +63,13 @@ export const SettingsUpdate = Type.Object({
 });
 
 export const TokenRequest = Type.Object({
-  assetId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'the VOD asset (its id is its DRM content id)' })),
+  assetId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'the asset: a VOD asset or a live channel (its id is its DRM content id), or a recording of a DRM channel (the channel is its content id)',
+    }),
+  ),
   contentId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'a DRM content id (SPEKE contentId); instead of assetId' })),
   policyId: Type.Optional(Uuid),
   userId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'the viewer, for rental windows and concurrent streams' })),

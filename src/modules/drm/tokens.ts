@@ -2,6 +2,7 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import { findPlayable } from '../../platform/playables.ts';
 import { CONTENT_ID, contentHasKeys, secretsOf } from './keys.ts';
 import { getSettings, policyRow } from './policies.ts';
 
@@ -27,10 +28,15 @@ export interface TokenRequest {
 
 /** `get DRM token`: a signed, short-lived JWT (HS256) for a content (an asset's id) and a policy. */
 export async function createToken(ctx: PlatformContext, tenantId: string, body: TokenRequest) {
-  const contentId = body.contentId ?? body.assetId;
+  let contentId = body.contentId ?? body.assetId;
   if (!contentId) throw validationError('assetId', 'is required (or contentId)');
   if (!CONTENT_ID.test(contentId)) throw validationError(body.contentId ? 'contentId' : 'assetId', 'must be 1 to 256 printable ASCII characters');
-  if (!(await contentHasKeys(ctx, tenantId, contentId))) throw notFound('drm_content_not_found', 'DRM-protected content', contentId);
+  if (!body.contentId && !(await contentHasKeys(ctx, tenantId, contentId))) {
+    // An asset protected by another content's keys (a recording of a DRM channel: the channel's), of this tenant only.
+    const found = await findPlayable(ctx, tenantId, contentId);
+    if (found?.playable.drmContentId) contentId = found.playable.drmContentId;
+  }
+  if (!(await contentHasKeys(ctx, tenantId, contentId))) throw notFound('drm_content_not_found', 'DRM-protected content', body.contentId ?? body.assetId!);
   const settings = await getSettings(ctx.db, tenantId);
   const policyId = body.policyId ?? settings.defaultPolicyId;
   const policy = policyId ? await policyRow(ctx.db, tenantId, policyId) : undefined;

@@ -1,6 +1,6 @@
 import type { PlatformContext } from '../../context.ts';
 import { dashDrmPrefix, HLS_DRM_PREFIX, type LiveProtection } from '../../media/live/index.ts';
-import { contentKeysFor, keyModeOf } from '../drm/keys.ts';
+import { contentKeysFor, keyIdsOf, keyModeOf, type DrmKeyMode } from '../drm/keys.ts';
 import { outputEncryption } from '../drm/service.ts';
 import type { ChannelEndpointRow } from './tables.ts';
 
@@ -74,4 +74,24 @@ export async function channelProtection(
 export function servesPath(endpoints: ChannelEndpointRow[], path: string): boolean {
   const drm = endpoints.filter((e) => e.isDrmProtected);
   return drm.length === 0 || drm.some((e) => path.startsWith(drmPrefixOf(e)));
+}
+
+/**
+ * What a recording of the channel is protected with (the Recorder copies each protected endpoint's encrypted files
+ * and serves only those): the protected endpoints (format and scheme, in the channel's order), the key mode and the
+ * channel's key ids. Undefined: a clear channel.
+ */
+export function channelDrmOf(
+  channelId: string,
+  endpoints: ChannelEndpointRow[],
+  mode: string | null | undefined,
+): { endpoints: { format: 'HLS' | 'DASH'; scheme: 'aes-128' | 'cenc' | 'cbcs' }[]; drmKeyMode: DrmKeyMode; keyIds: string[] } | undefined {
+  const drm = endpoints.filter((e) => e.isDrmProtected);
+  const keyId = drm.find((e) => e.keyId)?.keyId;
+  if (drm.length === 0 || !keyId) return undefined;
+  return {
+    endpoints: drm.map((e) => ({ format: e.type.startsWith('Hls') ? ('HLS' as const) : ('DASH' as const), scheme: schemeOf(e) })),
+    drmKeyMode: keyModeOf(mode),
+    keyIds: keyIdsOf(channelId, keyId, mode),
+  };
 }

@@ -10,7 +10,7 @@ import { captionRendition, masterTracks, rangeMaster, rangeMediaPlaylist, rangeS
 import { CAPTION_TRACK, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { keyIdsOf } from '../drm/keys.ts';
-import { channelProtection, drmEndpointIdOf, drmPrefixOf } from './drm.ts';
+import { channelDrmOf, channelProtection, drmEndpointIdOf, drmPrefixOf } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { liveTimelineSegments } from './timeline.tables.ts';
@@ -286,14 +286,16 @@ export async function readObject(ctx: PlatformContext, key: string): Promise<Buf
   }
 }
 
-/** Whether the tenant has this channel (other modules refer to channels by id). */
-/** The channel's endpoints, or undefined when the tenant has no such channel. */
-export async function channelEndpoints(ctx: PlatformContext, tenantId: string, channelId: string): Promise<ChannelEndpointRow[] | undefined> {
+/**
+ * The channel's endpoints and, when they are protected, what a recording of it is protected with (`channelDrmOf`);
+ * undefined when the tenant has no such channel (other modules refer to channels by id).
+ */
+export async function channelEndpoints(ctx: PlatformContext, tenantId: string, channelId: string) {
   const [row] = await ctx.db
-    .select({ endpoints: liveChannels.endpoints })
+    .select({ endpoints: liveChannels.endpoints, drmKeyMode: liveChannels.drmKeyMode })
     .from(liveChannels)
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
-  return row?.endpoints;
+  return row && { endpoints: row.endpoints, drm: channelDrmOf(channelId, row.endpoints, row.drmKeyMode) };
 }
 
 /** Whether the channel is running (or about to): while it is not, no segment will come, and a range that ended is over. */

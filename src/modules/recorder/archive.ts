@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
 import { copyObject, eachLimited } from './copy.ts';
+import { copiesOf } from './drm.ts';
 import type { ArchiveJob } from './jobs.ts';
 import { MASTER } from './present.ts';
 import { recordedSegments, writePlaylists } from './record.ts';
@@ -38,7 +39,11 @@ export async function runArchive(ctx: PlatformContext, j: ArchiveJob): Promise<v
   const to = archivePrefix(rec.tenantId, rec.id);
   const rows = await recordedSegments(ctx, rec.id);
   const captions = rows.filter((s) => s.track === CAPTION_TRACK).map((s) => captionVttKey(s.key));
-  const keys = [...new Set([...rows.map((s) => s.key), ...rows.map((s) => s.initKey), ...captions]), MASTER];
+  // Of a DRM recording, each protected endpoint's copies too (drm.ts).
+  const keys = [
+    ...new Set([...rows.map((s) => s.key), ...rows.map((s) => s.initKey), ...captions].flatMap((k) => copiesOf(rec.drm, k).map((c) => c.to))),
+    MASTER,
+  ];
   await eachLimited(keys, COPY_CONCURRENCY, async (k) => void (await copyObject(ctx, from + k, to + k)));
   await writePlaylists(ctx, rec, to, [...new Set(rows.map((s) => s.track))], { type: 'VOD', ended: true });
   await setArchive(ctx, j, { status: 'Available', archivisationCompletedDate: new Date().toISOString(), errorMessage: null }, 'recorder.archive.available');

@@ -6,6 +6,8 @@ import { isUuid } from '../../platform/ids.ts';
 import { admitMedia, splitToken } from '../../platform/playback.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
+import { presetById } from '../transcoder/service.ts';
+import { servesFile } from './drm.ts';
 import { catchupPlayable } from './present.ts';
 import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
@@ -27,6 +29,18 @@ const CORS = {
  */
 export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
+
+  // A DRM recording's outputs of clear presets are clear files (docs/decisions/recorder.md, "DRM channels"): they
+  // play with a playback token for the recording only, whatever its settings; a DRM preset's are encrypted.
+  const clearOutput = async (recordingId: string, path: string): Promise<boolean> => {
+    const [part, outputId] = path.split('/');
+    if (part !== 'outputs' || !outputId) return false;
+    const [output] = await ctx.db
+      .select({ preset: recorderOutputs.preset })
+      .from(recorderOutputs)
+      .where(and(eq(recorderOutputs.recordingId, recordingId), eq(recorderOutputs.id, outputId)));
+    return !output || !presetById(output.preset)?.protection;
+  };
 
   app.options('/media/recordings/*', { schema: { hide: true } }, async (_req, reply) =>
     reply
@@ -52,17 +66,19 @@ export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformCon
       if (!rec) throw notFound();
       // Tokens (the recording's settings, and a non-public archive always), allowed domains, observers; undefined when
       // it answered a redirect.
-      const requiresToken = splitToken(asked).path.startsWith('archive/') && !rec.archive.public;
+      const askedPath = splitToken(asked).path;
+      const requiresToken = (askedPath.startsWith('archive/') && !rec.archive.public) || (rec.drm !== null && (await clearOutput(recordingId, askedPath)));
       const admitted = await admitMedia(ctx, req, reply, { delivery: 'recording', tenantId, assetId: recordingId, path: asked, requiresToken });
       if (admitted === undefined) return reply;
       const parts = admitted.split('/');
       let key: string;
       const [part, ...rest] = parts;
       if (part === 'media' && rest.length) {
-        if (!catchupPlayable(rec)) throw notFound();
+        // A DRM recording's clear copy is there for its outputs only: the catch-up plays encrypted.
+        if (!catchupPlayable(rec) || !servesFile(rec.drm, rest.join('/'))) throw notFound();
         key = mediaPrefix(tenantId, recordingId) + rest.join('/');
       } else if (part === 'archive' && rest.length) {
-        if (rec.archive.status !== 'Available') throw notFound();
+        if (rec.archive.status !== 'Available' || !servesFile(rec.drm, rest.join('/'))) throw notFound();
         key = archivePrefix(tenantId, recordingId) + rest.join('/');
       } else if (part === 'outputs' && rest.length > 1) {
         const [output] = await ctx.db

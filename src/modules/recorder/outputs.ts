@@ -7,6 +7,7 @@ import type { Overlay, PlacedOverlay } from '../../media/overlays.ts';
 import { transcode, type SourceTrack } from '../../media/transcode.ts';
 import { downloadToFile } from '../../platform/download.ts';
 import { presetById } from '../transcoder/service.ts';
+import { outputProtection } from './drm.ts';
 import type { OutputJob } from './jobs.ts';
 import { recordedSegments } from './record.ts';
 import { recordRecorderEvent } from './service.ts';
@@ -132,7 +133,10 @@ export async function runOutput(ctx: PlatformContext, j: OutputJob): Promise<voi
     if (input.video) tracks.push({ type: 'Video', index: 0 });
     if (input.audio) tracks.push({ type: 'Audio', index: 0, ...(input.video ? { input: input.audio } : {}) });
     let lastWrite = 0;
+    // A DRM preset encrypts with the channel's keys (a DRM recording) or the recording's own (drm.ts).
+    const protection = await outputProtection(ctx, rec, preset);
     const result = await transcode({
+      ...(protection ? { encryption: protection.encryption } : {}),
       input: main,
       durationMs: input.durationMs,
       tracks,
@@ -161,6 +165,7 @@ export async function runOutput(ctx: PlatformContext, j: OutputJob): Promise<voi
       url: recordingUrl(ctx.config.publicUrl.origin, j.tenantId, j.recordingId, `outputs/${j.outputId}`, e.manifest),
       preset: preset.id,
       protection: 'None',
+      ...protection?.endpoint,
       durationMilliseconds: e.durationMilliseconds,
       size: e.size,
       manifest: e.manifest,

@@ -52,7 +52,9 @@ function toPlayable(ctx: PlatformContext, r: RecordingRow, outputs: OutputRow[],
     channelId: r.channelId,
     start: r.start,
     end: r.end,
-    isDrm: false,
+    isDrm: r.drm !== null,
+    // Its DRM tokens are the channel's: the channel is the content its keys protect.
+    ...(r.drm ? { drmContentId: r.channelId } : {}),
     preset: outputs[0]?.preset ?? null,
     outputs: outputsOf(ctx, r, outputs, dash),
   };

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { drmEndpoints } from './drm.ts';
 import { recordingUrl } from './storageKeys.ts';
 import type { EndpointRow, recorderOutputs, recorderRecordings } from './tables.ts';
 
@@ -14,10 +15,12 @@ export const MPD = 'manifest.mpd';
  */
 export function copyEndpoints(
   config: Config,
-  r: Pick<RecordingRow, 'tenantId' | 'id' | 'durationMilliseconds'>,
+  r: Pick<RecordingRow, 'tenantId' | 'id' | 'channelId' | 'durationMilliseconds' | 'drm'>,
   part: 'media' | 'archive',
   dash: boolean,
 ): EndpointRow[] {
+  // Of a DRM channel: the protected endpoints only, as the channel's ranges are listed (drm.ts).
+  if (r.drm) return drmEndpoints(config, r, r.drm, part, false);
   const endpoint = (format: 'HLS' | 'DASH', file: string): EndpointRow => {
     const url = recordingUrl(config.publicUrl.origin, r.tenantId, r.id, part, file);
     return {

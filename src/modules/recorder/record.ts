@@ -21,6 +21,7 @@ import {
   type TimelineSegment,
 } from '../live/timeline.ts';
 import { copyObject, eachLimited } from './copy.ts';
+import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
@@ -62,16 +63,16 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     const body = rangeMediaPlaylist(rows.filter((s) => s.track === track).map(toRange), { ...o, segmentSeconds });
     await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
   }
+  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
   if (!stored) return;
   const master = rangeMaster(stored, captioned ? (captionRendition(stored) ?? UNNAMED_CAPTIONS) : undefined);
   if (master !== stored) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
-  if (rows.length === 0) return;
+  if (rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
   const dashTracks = await rangeDashTracks(
     master,
     rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
     (uri) => readObject(ctx, prefix + uri),
   );
-  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
   const mpd = rangeMpd(dashTracks, {
     type: o.ended ? 'static' : 'dynamic',
     segmentSeconds,
@@ -80,6 +81,7 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     clock: { headUrl: recordingUrl(ctx.config.publicUrl.origin, rec.tenantId, rec.id, part, MPD) },
   });
   await ctx.store.putObject(prefix + MPD, mpd, 'application/dash+xml');
+  await writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
 }
 
 export const recordedSegments = (ctx: PlatformContext, recordingId: string): Promise<SegmentRow[]> =>
@@ -136,7 +138,8 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
     await eachLimited(inits, COPY_CONCURRENCY, async (k) => {
       if (await ctx.store.head(prefix + k)) return;
       // Gone with the channel's retention: its segments cannot play; they are left out (a gap).
-      await copyObject(ctx, from + k, prefix + k).catch(() => missingInits.add(k));
+      for (const c of copiesOf(rec.drm, k, k.startsWith(`${CAPTION_TRACK}/`)))
+        await copyObject(ctx, from + c.from, prefix + c.to).catch(() => missingInits.add(k));
     });
     const sizes = new Map<TimelineSegment, number>();
     const copied: TimelineSegment[] = [];
@@ -145,9 +148,12 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       COPY_CONCURRENCY,
       async (s) => {
         try {
-          let size = await copyObject(ctx, from + s.key, prefix + s.key);
+          // Of a DRM channel, each protected endpoint's encrypted copy too (drm.ts); the size is the clear one's.
+          const caption = s.track === CAPTION_TRACK;
+          const copy = (k: string) => Promise.all(copiesOf(rec.drm, k, caption).map((c) => copyObject(ctx, from + c.from, prefix + c.to))).then((n) => n[0]!);
+          let size = await copy(s.key);
           // A caption segment is its wvtt (DASH) and its WebVTT (HLS).
-          if (s.track === CAPTION_TRACK) size += await copyObject(ctx, from + captionVttKey(s.key), prefix + captionVttKey(s.key));
+          if (caption) size += await copy(captionVttKey(s.key));
           sizes.set(s, size);
           copied.push(s);
         } catch (err) {

@@ -95,7 +95,16 @@ const EndpointInfo = Type.Object({
   format: Type.String(),
   url: Type.String(),
   preset: Type.Optional(Type.String()),
-  protection: Type.String(),
+  protection: Type.String({ description: '`None`; of a recording of a DRM channel, `Aes128` (HLS) or `ClearKey` (DASH CENC)' }),
+  protectionDetails: Type.Optional(
+    Type.Object({
+      keyIds: Type.Array(Type.String(), { description: "the channel's DRM key ids (video first)" }),
+      contentId: Type.String({ description: 'the DRM content id: the channel id (the recording plays with its keys)' }),
+    }),
+  ),
+  type: Type.Optional(Type.String({ description: 'of an encrypted endpoint: `HlsDrm` or `DashDrm`' })),
+  isDrmProtected: Type.Optional(Type.Boolean()),
+  drmKeyMode: Type.Optional(Type.String({ description: "the channel's: `SingleKey` or `AudioVideoKeys`" })),
   durationMilliseconds: Type.Optional(Type.Integer()),
   size: Type.Optional(Type.Integer()),
   manifest: Type.String(),

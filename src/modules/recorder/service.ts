@@ -59,21 +59,16 @@ async function checkSource(ctx: PlatformContext, tenantId: string, d: { channelI
   const end = d.end ? new Date(d.end) : null;
   if (end && end.getTime() <= start.getTime()) throw validationError(`${field}.end`, 'must be after start');
   const channelId = d.channelId.toLowerCase();
-  const endpoints = await channelEndpoints(ctx, tenantId, channelId);
-  if (!endpoints) throw notFound('channel_not_found', 'Live channel', d.channelId);
-  // A recording is copied from the channel's clear segments: of a DRM channel it would play unprotected.
-  if (endpoints.some((e) => e.isDrmProtected))
-    throw conflict(
-      'recording_drm_unsupported',
-      `Live channel ${d.channelId} has DRM endpoints; recordings of DRM channels are not made yet (they would play unprotected): use its events' catch-up, which plays encrypted`,
-    );
-  return { channelId, start, end };
+  const channel = await channelEndpoints(ctx, tenantId, channelId);
+  if (!channel) throw notFound('channel_not_found', 'Live channel', d.channelId);
+  // Of a DRM channel, the recording copies the protected endpoints' encrypted files too and plays only those.
+  return { channelId, start, end, drm: channel.drm ?? null };
 }
 
 const catchupExpiration = (start: Date, end: Date | null) => new Date(Math.max(Date.now(), (end ?? start).getTime()) + CATCHUP_DAYS * 86400_000);
 
 export async function createRecording(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
-  const { channelId, start, end } = await checkSource(ctx, tenantId, body.source.liveChannelDetails, 'source.liveChannelDetails');
+  const { channelId, start, end, drm } = await checkSource(ctx, tenantId, body.source.liveChannelDetails, 'source.liveChannelDetails');
   const requested = [...(body.outputs ?? []).map((o, i) => ({ o, field: `outputs[${i}]` })), ...(body.output ? [{ o: body.output, field: 'output' }] : [])];
   const overlays = checkOverlays(body.overlays, 'overlays');
   const outputs = requested.map(({ o, field }) => {
@@ -112,6 +107,7 @@ export async function createRecording(ctx: PlatformContext, tenantId: string, bo
       expirationDate,
       overlays,
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
+      drm,
     });
     await recordRecorderEvent(tx, tenantId, 'recorder.recording.created', { id, channelId, status: 'Pending' });
     await wakeRecorder(tx);
@@ -227,6 +223,7 @@ export async function updateRecording(ctx: PlatformContext, tenantId: string, id
               end: source.end,
               sourceType: patch.source!.type,
               catchupExpirationTime: catchupExpiration(source.start, source.end),
+              drm: source.drm,
             }
           : {}),
         ...(patch.catchup?.enabled !== undefined ? { catchupEnabled: patch.catchup.enabled } : {}),

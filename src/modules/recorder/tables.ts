@@ -11,7 +11,12 @@ export interface EndpointRow {
   format: string;
   url: string;
   preset?: string;
-  protection: 'None';
+  /** `None`; of a recording of a DRM channel's catch-up and archive, `Aes128` or `ClearKey` (recorder/drm.ts). */
+  protection: 'None' | 'Aes128' | 'ClearKey';
+  protectionDetails?: { keyIds: string[]; contentId: string };
+  type?: 'HlsDrm' | 'DashDrm';
+  isDrmProtected?: boolean;
+  drmKeyMode?: string;
   durationMilliseconds?: number;
   size?: number;
   manifest: string;
@@ -30,6 +35,18 @@ export interface ArchiveRow {
   dueAt: string | null;
   archivisationCompletedDate: string | null;
   errorMessage?: string | null;
+}
+
+/**
+ * The protection of a recording of a channel with DRM endpoints, taken from the channel (recorder/drm.ts) and kept: a
+ * recording outlives its channel, and must not play clear once the channel is gone. `endpoints`: the channel's
+ * protected endpoints (HLS AES-128 under `aes128/`, HLS SAMPLE-AES and DASH under `cenc/`, `cbcs/`).
+ */
+export interface RecordingDrm {
+  endpoints: { format: 'HLS' | 'DASH'; scheme: 'aes-128' | 'cenc' | 'cbcs' }[];
+  drmKeyMode: 'SingleKey' | 'AudioVideoKeys';
+  /** The channel's key ids (video first): the channel is the content, the recording plays with its keys. */
+  keyIds: string[];
 }
 
 export type RecordingStatus = 'Pending' | 'Live' | 'Processing' | 'Available' | 'Error';
@@ -67,6 +84,8 @@ export const recorderRecordings = pgTable(
     expirationDate: dateTime('expiration_date'),
     overlays: jsonb('overlays').$type<Overlay[]>().notNull().default([]),
     accessPolicyId: uuid('access_policy_id'),
+    /** null: the channel had no DRM endpoints (the recording plays clear). */
+    drm: jsonb('drm').$type<RecordingDrm>(),
     copied: jsonb('copied').$type<Record<string, number>>().notNull().default({}),
     /** When the last segment was recorded: an open range ends once its channel stops producing. */
     recordedAt: dateTime('recorded_at'),

@@ -4,6 +4,7 @@ import type { PlatformContext, WorkerStarter } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { startPeriodic } from '../../platform/periodic.ts';
 import { listenForCommits } from '../../platform/wakeup.ts';
+import { channelEndpoints } from '../live/timeline.ts';
 import { failArchive, runArchive } from './archive.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type ArchiveJob } from './jobs.ts';
 import { runOutput } from './outputs.ts';
@@ -23,16 +24,18 @@ const r = recorderRecordings;
 /** Pending recordings whose start has come: `Live` while the range runs, `Processing` when it is already over. */
 async function begin(ctx: PlatformContext): Promise<void> {
   const due = await ctx.db
-    .select({ id: r.id, tenantId: r.tenantId, end: r.end })
+    .select({ id: r.id, tenantId: r.tenantId, channelId: r.channelId, end: r.end })
     .from(r)
     .where(and(eq(r.status, 'Pending'), lte(r.start, new Date())))
     .limit(100);
   for (const d of due) {
     const status = d.end && d.end.getTime() <= Date.now() ? 'Processing' : 'Live';
+    // The channel's protection as the copy begins: endpoints changed since the recording was created count.
+    const channel = await channelEndpoints(ctx, d.tenantId, d.channelId);
     await ctx.db.transaction(async (tx) => {
       const moved = await tx
         .update(r)
-        .set({ status, lastModificationDate: new Date() })
+        .set({ status, ...(channel ? { drm: channel.drm ?? null } : {}), lastModificationDate: new Date() })
         .where(and(eq(r.id, d.id), eq(r.status, 'Pending')))
         .returning({ id: r.id });
       if (moved.length)

@@ -1,0 +1,1 @@
+ALTER TABLE "recorder_recordings" ADD COLUMN "drm" jsonb;
