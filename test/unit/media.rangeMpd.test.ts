@@ -46,6 +46,22 @@ describe('range MPD', () => {
     expect(mpd.split('<Period')[1]).toContain('contentType="audio"');
   });
 
+  it("leaves out a sliver of the old run when the range's edge falls just before a run change, not the run after it", () => {
+    const t = tracks();
+    // The range begins 0.4 s before run 2: one short segment of run 1 per track, then run 2 (one Period: within half a segment).
+    for (const track of t) {
+      track.segments = track.segments.slice(1);
+      track.segments[0]!.startMs = track.segments[1]!.startMs - 400;
+      track.segments[0]!.durationMs = 400;
+    }
+    const mpd = rangeMpd(t, { type: 'static', segmentSeconds: 2, now: 0, clock: { direct: true } });
+    expect([...mpd.matchAll(/<Period id="p\d"/g)]).toHaveLength(1);
+    // Each track lists run 2's segment (its init segment), not the sliver.
+    expect(mpd).toContain('initialization="../../360p/init-2.mp4"');
+    expect(mpd).toContain('initialization="../../audio/init-2.mp4"');
+    expect(mpd).not.toContain('init-1.mp4');
+  });
+
   it('moves its origin later by what the timeline lags the clock beyond a segment, so the live edge stays listed', () => {
     // The last segment ends at t0 + 6.01 s; written 5 s later: 3 s beyond the one segment a player may be ahead.
     const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_011_010, clock: { direct: true } });

@@ -55,7 +55,7 @@ const iso = (seconds: number) => `PT${Number(seconds.toFixed(3))}S`;
  * Periods begin where any track's segments break (an input loss and its slate, a channel restart, a segment lost to
  * retention); the tracks of one run begin a little apart, so breaks closer than half a segment are one Period. Each
  * track lists, per Period, only its segments that continue one template (a second break inside a Period is left out
- * rather than written wrong).
+ * rather than written wrong; a sliver before a break at the Period's start is left out instead).
  */
 function periodsOf(all: RangeMpdTrack[], segmentSeconds: number): { startMs: number; tracks: Map<string, RangeMpdSegment[]> }[] {
   const tolerance = (segmentSeconds * 1000) / 2;
@@ -74,7 +74,12 @@ function periodsOf(all: RangeMpdTrack[], segmentSeconds: number): { startMs: num
       let index = periods.length - 1;
       while (index > 0 && periods[index]!.startMs > s.startMs + tolerance) index--;
       const list = periods[index]!.tracks.get(t.name) ?? [];
-      if (list.length && breaks(list.at(-1), s)) continue;
+      if (list.length && breaks(list.at(-1), s)) {
+        // A break within the Period's first half segment (the range's edge a moment before a run change: one short
+        // segment of the old run) leaves out that sliver, not everything after the break.
+        if (s.startMs - periods[index]!.startMs <= tolerance) periods[index]!.tracks.set(t.name, [s]);
+        continue;
+      }
       periods[index]!.tracks.set(t.name, [...list, s]);
     }
   }
