@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
+import { parseVariant, type Entry } from './runPlaylist.ts';
 import { captionHoldBack, type SubtitleTrack } from './subtitles.ts';
 
 export interface PackagerOptions {
@@ -86,28 +87,6 @@ const MEDIA = 'video/iso.segment';
 
 /** Where the low-latency delta update (`_HLS_skip=YES`) of a media playlist is published. */
 export const deltaPlaylistKey = (track: string) => `${track}.delta.m3u8`;
-
-interface Entry {
-  duration: number;
-  uri: string;
-}
-
-/** ffmpeg's per-variant playlist: the init segment's name and every finished segment, in order. */
-function parseVariant(text: string): { map?: string; entries: Entry[] } {
-  let map: string | undefined;
-  const entries: Entry[] = [];
-  let duration: number | undefined;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line.startsWith('#EXT-X-MAP:')) map = /URI="([^"]+)"/.exec(line)?.[1];
-    else if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
-    else if (line && !line.startsWith('#') && duration !== undefined) {
-      entries.push({ duration, uri: line });
-      duration = undefined;
-    }
-  }
-  return { map, entries };
-}
 
 /**
  * Owns the channel's manifests. ffmpeg writes each run's CMAF segments and its own playlists into the run's
