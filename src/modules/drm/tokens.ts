@@ -31,12 +31,16 @@ export async function createToken(ctx: PlatformContext, tenantId: string, body: 
   let contentId = body.contentId ?? body.assetId;
   if (!contentId) throw validationError('assetId', 'is required (or contentId)');
   if (!CONTENT_ID.test(contentId)) throw validationError(body.contentId ? 'contentId' : 'assetId', 'must be 1 to 256 printable ASCII characters');
-  if (!body.contentId && !(await contentHasKeys(ctx, tenantId, contentId))) {
+  let hasKeys = await contentHasKeys(ctx, tenantId, contentId);
+  if (!hasKeys && !body.contentId) {
     // An asset protected by another content's keys (a recording of a DRM channel: the channel's), of this tenant only.
     const found = await findPlayable(ctx, tenantId, contentId);
-    if (found?.playable.drmContentId) contentId = found.playable.drmContentId;
+    if (found?.playable.drmContentId) {
+      contentId = found.playable.drmContentId;
+      hasKeys = await contentHasKeys(ctx, tenantId, contentId);
+    }
   }
-  if (!(await contentHasKeys(ctx, tenantId, contentId))) throw notFound('drm_content_not_found', 'DRM-protected content', body.contentId ?? body.assetId!);
+  if (!hasKeys) throw notFound('drm_content_not_found', 'DRM-protected content', body.contentId ?? body.assetId!);
   const settings = await getSettings(ctx.db, tenantId);
   const policyId = body.policyId ?? settings.defaultPolicyId;
   const policy = policyId ? await policyRow(ctx.db, tenantId, policyId) : undefined;
