@@ -23,6 +23,18 @@ export interface PublishedSegment {
   parts?: Part[];
 }
 
+/**
+ * The discontinuity number of a track's next segment, from `run`: the last published segment's, plus one when the run
+ * changed. Counted on published segments, not on runs: a run that published nothing in this track (a slate cut short by
+ * the encoder's return, a run killed with its owner) puts no EXT-X-DISCONTINUITY in the playlist, so it must not move
+ * EXT-X-DISCONTINUITY-SEQUENCE either, or players see the sequence jump as the window slides.
+ */
+export function nextDiscontinuity(track: { segments: readonly PublishedSegment[]; discontinuities: number }, run: number): number {
+  const last = track.segments.at(-1);
+  if (!last) return track.discontinuities;
+  return last.run === run ? last.discontinuity : last.discontinuity + 1;
+}
+
 /** A partial segment (LL-HLS `EXT-X-PART`): one CMAF chunk. */
 export interface Part {
   duration: number;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
+import { dashManifest, masterPlaylist, mediaPlaylist, nextDiscontinuity, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
 import { parseVariant, type Entry } from './runPlaylist.ts';
@@ -273,6 +273,7 @@ export class Packager {
   /** A segment is complete and published under `key`: listed, announced, and the oldest expired. */
   private async segmentClosed(track: TrackState, segment: PublishedSegment, key: string, body: Buffer): Promise<void> {
     track.nextSequence = segment.sequence + 1;
+    track.discontinuities = segment.discontinuity;
     track.segments.push(segment);
     this.written += 1;
     const startMs = Math.round(this.o.availabilityStart + (segment.decodeTime / track.timescale!) * 1000);
@@ -303,7 +304,6 @@ export class Packager {
     }
     if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });
     for (const track of this.tracks) {
-      if (track.lastRun !== undefined) track.discontinuities += 1;
       track.lastRun = state.run;
       if (!newPeriod) continue;
       const initKey = `${track.name}/init-${state.run}.mp4`;
@@ -324,7 +324,7 @@ export class Packager {
       decodeTime,
       run: state.run,
       initKey: track.periodInitKey!,
-      discontinuity: track.discontinuities,
+      discontinuity: nextDiscontinuity(track, state.run),
       period: track.period,
     };
     const key = segmentKey(track.name, segment.sequence);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { FragmentTail } from './fragmentTail.ts';
 import { fragmentFile } from './args.ts';
-import { PART_SEGMENTS, partKey, segmentKey, type PublishedSegment, type Track } from './manifests.ts';
+import { nextDiscontinuity, PART_SEGMENTS, partKey, segmentKey, type PublishedSegment, type Track } from './manifests.ts';
 import { readChunk, readInit, shiftDecodeTime } from './mp4.ts';
 
 const MEDIA = 'video/iso.segment';
@@ -124,7 +124,7 @@ export class PartCutter {
       decodeTime: info.decodeTime,
       run: this.run,
       initKey: track.periodInitKey!,
-      discontinuity: track.discontinuities,
+      discontinuity: nextDiscontinuity(track, this.run),
       period: track.period,
       parts: [],
     };
