@@ -273,7 +273,9 @@ describeEachDb('Streaming catalogue', (kind) => {
   });
 
   it('lists a live event and a recording of the channel beside them, filtered and sorted with the rest', async () => {
-    const at = (hours: number) => new Date(Date.now() + hours * 3600_000).toISOString();
+    // One clock reading: the event's duration is exactly one hour (two readings may be a millisecond apart).
+    const now = Date.now();
+    const at = (hours: number) => new Date(now + hours * 3600_000).toISOString();
     const event = (await t.json('POST', '/live/v1/events', { channelId: channel, start: at(2), end: at(3), title: 'Delta' })).body.id as string;
     const window = { type: 'LiveChannel', liveChannelDetails: { channelId: channel, start: at(1), end: at(4) } };
     const recording = (await t.json('POST', '/cvr/v1/recordings', { source: window, title: 'Echo' })).body.id as string;
