@@ -16,7 +16,8 @@ const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
   'access-control-allow-headers': 'Range',
-  // Date: a running recording's stored MPD sends players to a HEAD of itself for the server's clock (record.ts).
+  // Date: dash.js falls back to the MPD response's Date when it cannot read the MPD's clock (MPDs stored before the
+  // public clock, record.ts, named a HEAD of themselves).
   'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges, Date',
 };
 
