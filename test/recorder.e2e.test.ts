@@ -6,6 +6,8 @@ import { rangeEndpoints, rangeSegments } from '../src/modules/live/timeline.ts';
 import { signPlaybackToken } from '../src/modules/streaming/tokens.ts';
 import { withToken } from '../src/platform/playback.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
+import { MASTER, MPD } from '../src/modules/recorder/present.ts';
+import { recordingPrefix } from '../src/modules/recorder/storageKeys.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -152,6 +154,8 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       expect(await (await fetch(url)).text(), what).toContain('type="dynamic"');
     }
     expect((await t.call('DELETE', `/cvr/v1/recordings/${open}`)).status).toBe(200);
+    // Deleted while the recorder copies it (a pass a second): checked below, once later passes have run.
+    const openFiles = [MASTER, '144p.m3u8', MPD].map((f) => `${recordingPrefix(t.id, open)}media/${f}`);
 
     const available = (id: string) =>
       until(
@@ -161,6 +165,7 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       );
     const rec = await available(running);
     expect(rec.status).toBe('Available');
+    for (const key of openFiles) expect(await p.ctx.store.head(key), `${key} of the deleted recording`).toBeUndefined();
     // The past range, recorded at once from the channel's retained segments.
     const past = await create({ source: source(1, 5), catchup: { enabled: true }, expirationDate: new Date(Date.now() + 15_000).toISOString() });
     const [pastRec, futureRec] = await Promise.all([available(past), available(future)]);

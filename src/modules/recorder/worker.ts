@@ -10,7 +10,7 @@ import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type Archi
 import { runOutput } from './outputs.ts';
 import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
 import { deleteRecording, recordRecorderEvent } from './service.ts';
-import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
+import { archivePrefix, mediaPrefix, outputPrefix, recordingPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
 
 /** How often the Recorder looks at its schedule: a running recording's copy is at most this far behind the channel. */
@@ -68,8 +68,18 @@ async function record(ctx: PlatformContext): Promise<void> {
         return false;
       });
       if (due) await archiveNow(ctx, { tenantId: rec.tenantId, recordingId: rec.id });
+      await removeIfDeleted(ctx, rec);
     }),
   );
+}
+
+/**
+ * A recording deleted while its step was copying: the delete removed its files, then the step wrote more (segments, its
+ * playlists). Those would stay in the store with no row to find them by, so they go now that the step is done.
+ */
+async function removeIfDeleted(ctx: PlatformContext, rec: { id: string; tenantId: string }): Promise<void> {
+  const [kept] = await ctx.db.select({ id: r.id }).from(r).where(eq(r.id, rec.id));
+  if (!kept) await ctx.store.deletePrefix(recordingPrefix(rec.tenantId, rec.id));
 }
 
 /** Archives whose delay is over are queued (the status change and the job in one transaction), then made. */
