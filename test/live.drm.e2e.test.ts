@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { withToken } from '../src/platform/playback.ts';
+import { signPlaybackToken } from '../src/modules/streaming/tokens.ts';
 import { play } from './helpers/browser.ts';
 import { pushRtmp, startLivePlayback } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
@@ -25,12 +27,10 @@ async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 'v'): P
 /**
  * A live channel with `HlsDrm` and `DashDrm` endpoints, end to end: ffmpeg pushes RTMP, the endpoints name the
  * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
- * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey;
- * an event's catch-up (a range of the channel's timeline) plays encrypted the same way.
-  });
-
  * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC ones (`cenc`,
- * `cbcs`) with ClearKey. drmKeyMode AudioVideoKeys: the players license two keys, the video one and the audio one.
+ * `cbcs`) with ClearKey. drmKeyMode AudioVideoKeys: the players license two keys, the video one and the audio one. An
+ * event's catch-up (a range of the channel's timeline) and the channel's recordings, finished and still running, play
+ * encrypted the same way, in both players.
  */
 describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let p: TestPlatform;
@@ -368,6 +368,94 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(played.error).toBeUndefined();
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)! - played.times[0]!).toBeGreaterThan(0);
+    // dash.js through EME ClearKey, the static MPDs of the finished recording: the catch-up's cenc, the archive's cbcs.
+    const recMpd = await (await p.fetch(recDash)).text();
+    expect(recMpd).toContain('type="static"');
+    expect(recMpd).not.toContain('UTCTiming');
+    for (const [what, u] of [
+      ['catch-up DASH cenc', recDash],
+      ['archive DASH cbcs', rec.archive.endpoints[2].url as string],
+    ] as const) {
+      const dashed = await play(browser, page.url, u, { player: 'dash', seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
+      console.log(`dash.js on the recording's ${what}: playhead ${JSON.stringify(dashed.times)}`);
+      expect(dashed.error, what).toBeUndefined();
+      expect(dashed.videoHeight, what).toBe(180);
+      expect(dashed.times.at(-1)! - dashed.times[0]!, what).toBeGreaterThan(0);
+    }
+  });
+
+  it('plays a recording while it is still Live: hls.js the growing AES-128 and SAMPLE-AES playlists, dash.js the dynamic CENC MPD', async () => {
+    const [keyId, audioKeyId] = hls.protectionDetails.keyIds;
+    // Without an end: Live until deleted, long enough to play while it grows.
+    const created = await t.json('POST', '/cvr/v1/recordings', {
+      source: { type: 'LiveChannel', liveChannelDetails: { channelId: channel.id, start: new Date(Date.now() - 2000).toISOString() } },
+      catchup: { enabled: true },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const live = await until(
+      async () => (await t.json('GET', `/cvr/v1/recordings/${created.body.id}`)).body,
+      (r) => r.status !== 'Pending',
+      { timeoutMs: 30_000, what: 'the recording goes Live' },
+    );
+    expect(live.status).toBe('Live');
+    const recToken = (await t.json('POST', '/drm/v1/tokens', { assetId: live.id })).body.token as string;
+    // Playback tokens required too (the recording's own setting): every file, the dynamic MPD's clock included, wants one.
+    expect((await t.json('PATCH', `/streaming/v1/assets/${live.id}/settings`, { tokenRequired: 'Enabled' })).status).toBe(200);
+    const signingKey = (await t.json('GET', '/streaming/v1/settings')).body.contentAcquisitionInfo.authorization.signingKey as string;
+    const playbackToken = await signPlaybackToken(signingKey, live.id, 300);
+    const url = (id: string) => live.catchup.endpoints.find((e: any) => e.id === id).url as string;
+    expect((await p.fetch(url('dash-cenc'))).status).toBe(401);
+    const [recHls, recDash, recSampleAes] = [url('hls-aes128'), url('dash-cenc'), url('hls-sample-aes')].map((u) => withToken(u, playbackToken)) as [
+      string,
+      string,
+      string,
+    ];
+    const first = await until(
+      async () => (await p.fetch(recDash)).text(),
+      (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
+      { timeoutMs: 30_000, what: 'the running recording has a dynamic MPD' },
+    );
+    // Every Period's audio and video adaptation sets name their key.
+    for (const period of first.split('<Period').slice(1))
+      for (const [kind, kid] of [
+        ['video', keyId],
+        ['audio', audioKeyId],
+      ])
+        expect(period, kind).toMatch(new RegExp(`contentType="${kind}"[^>]*>\\s*<ContentProtection [^>]*value="cenc" cenc:default_KID="${kid}"`));
+    // The clock is one that needs no token (the MPD itself wants one, which a stored MPD cannot write into its URLs).
+    const clock = `${p.baseUrl}/media/recordings/clock`;
+    expect(first).toContain(`<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="${clock}"/>`);
+    const time = await p.fetch(clock);
+    expect([time.status, time.headers.get('access-control-allow-origin')]).toEqual([200, '*']);
+    console.log(`the recordings' clock: ${Date.parse(await time.text()) - Date.now()} ms from the test's`);
+    const variant = await (await p.fetch(recHls.replace('master.m3u8', '180p.m3u8'))).text();
+    expect(variant).not.toContain('#EXT-X-ENDLIST');
+    expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x`));
+    const clearKeyLicenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
+    // dash.js plays past what the MPD first listed: it refreshed it, with its keys, as it grew.
+    for (const [what, u, player, advance, licenseUrl] of [
+      ['running DASH cenc', recDash, 'dash', 4],
+      ['running HLS AES-128', recHls, 'hls', 1],
+      ['running HLS SAMPLE-AES', recSampleAes, 'hls', 1, clearKeyLicenseUrl],
+    ] as const) {
+      const played = await play(browser, page.url, u, { player, seconds: 30, untilAdvanced: advance, drmToken: recToken, clearKeyLicenseUrl: licenseUrl });
+      const from = played.times.find((x) => x > 0) ?? 0;
+      console.log(`${what}: ${first.split('<S ').length - 1} segments listed first; playhead ${played.times.map((x) => x.toFixed(2)).join(' ')}`);
+      expect(played.error, what).toBeUndefined();
+      expect(played.videoHeight, what).toBe(180);
+      expect(played.times.at(-1)! - from, what).toBeGreaterThanOrEqual(advance);
+    }
+    expect((await t.json('GET', `/cvr/v1/recordings/${live.id}`)).body.status).toBe('Live');
+    expect(await (await p.fetch(recDash)).text()).toContain('type="dynamic"');
+    // Deleted while its copy runs (a pass may be writing into it): answered, and its files are gone.
+    const deleted = await t.call('DELETE', `/cvr/v1/recordings/${live.id}`);
+    expect(deleted.status, await deleted.text()).toBe(200);
+    const files = `tenants/${t.id}/recordings/${live.id}/media/`;
+    await until(
+      async () => (await Promise.all(['cenc/manifest.mpd', 'aes128/180p.m3u8', 'master.m3u8'].map((f) => p.ctx.store.head(files + f)))).every((h) => !h),
+      Boolean,
+      { timeoutMs: 10_000, what: 'the deleted recording has no files' },
+    );
   });
 
   it('plays the cbcs endpoint in dash.js with ClearKey (EME: Chromium decrypts cbcs) and not without a token', async () => {

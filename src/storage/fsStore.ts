@@ -186,7 +186,9 @@ export class FsObjectStore implements ObjectStore {
     if (dir) assertKey(dir);
     const parent = join(this.root, dir);
     const names = await readdir(parent).catch(() => [] as string[]);
-    for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true });
+    // Retried: a file written into the prefix while it is removed (a recording's pass still copying) makes a directory
+    // non-empty again between emptying and removing it (ENOTEMPTY), which Node's rm retries when asked.
+    for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 }
 

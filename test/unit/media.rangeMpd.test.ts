@@ -70,11 +70,11 @@ describe('range MPD', () => {
     expect([...mpd.matchAll(/<Period id="p\d" start="([^"]+)"/g)].map((m) => m[1])).toEqual(['PT0S', 'PT4S']);
   });
   it('is dynamic while the range grows, with a Period per run and the whole range seekable', () => {
-    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_008_000, clock: { headUrl: 'http://x/manifest.mpd' } });
+    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_008_000, clock: { isoUrl: 'http://x/media/recordings/clock' } });
     expect(mpd).toContain('type="dynamic"');
     expect(mpd).not.toContain('timeShiftBufferDepth');
     expect(mpd).toContain('availabilityStartTime="2023-11-14T22:13:20.000Z"');
-    expect(mpd).toContain('<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-head:2014" value="http://x/manifest.mpd"/>');
+    expect(mpd).toContain('<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="http://x/media/recordings/clock"/>');
     // The two tracks' runs begin 10 ms apart: one Period each, at the earlier start.
     expect([...mpd.matchAll(/<Period id="(p\d)" start="([^"]+)"/g)].map((m) => [m[1], m[2]])).toEqual([
       ['p0', 'PT0S'],

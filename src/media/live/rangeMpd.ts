@@ -34,9 +34,9 @@ export interface RangeMpdOptions {
   now: number;
   /**
    * How a player learns the server's clock in a dynamic MPD: `direct` (the time is written in: only for an MPD made
-   * per request), or the `Date` of a HEAD of this URL (an MPD stored and served as a file).
+   * per request), or the ISO 8601 time a GET of this URL answers (an MPD stored and served as a file).
    */
-  clock: { direct: true } | { headUrl: string };
+  clock: { direct: true } | { isoUrl: string };
 }
 
 /** A segment's `$Number$` template: its URI with its sequence number replaced (`../../720p/12.m4s` → `../../720p/$Number$.m4s`). */
@@ -167,7 +167,7 @@ export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
     out.push(
       'clock' in o && 'direct' in o.clock
         ? `  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="${new Date(o.now).toISOString()}"/>`
-        : `  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-head:2014" value="${(o.clock as { headUrl: string }).headUrl}"/>`,
+        : `  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="${(o.clock as { isoUrl: string }).isoUrl}"/>`,
     );
   }
   out.push('</MPD>');

@@ -10,7 +10,7 @@ import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type Archi
 import { runOutput } from './outputs.ts';
 import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
 import { deleteRecording, recordRecorderEvent } from './service.ts';
-import { archivePrefix, mediaPrefix, outputPrefix } from './storageKeys.ts';
+import { archivePrefix, mediaPrefix, outputPrefix, recordingPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
 
 /** How often the Recorder looks at its schedule: a running recording's copy is at most this far behind the channel. */
@@ -68,6 +68,9 @@ async function record(ctx: PlatformContext): Promise<void> {
         return false;
       });
       if (due) await archiveNow(ctx, { tenantId: rec.tenantId, recordingId: rec.id });
+      // Deleted while this step copied: what the step wrote after the delete removed the files is removed now.
+      const [still] = await ctx.db.select({ id: r.id }).from(r).where(eq(r.id, rec.id));
+      if (!still) await ctx.store.deletePrefix(recordingPrefix(rec.tenantId, rec.id));
     }),
   );
 }
