@@ -17,6 +17,16 @@ const run = promisify(execFile);
 const { dir } = tempDir('mediaplane-live-drm-');
 
 const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+const sessionKeysOf = (master: string) => master.split('\n').filter((l) => l.startsWith('#EXT-X-SESSION-KEY:'));
+/** A media playlist's keys as a master playlist's #EXT-X-SESSION-KEY lines name them: the same attributes, no IV. */
+const asSessionKeys = (media: string) => [
+  ...new Set(
+    media
+      .split('\n')
+      .filter((l) => l.startsWith('#EXT-X-KEY:') && !l.includes('METHOD=NONE'))
+      .map((l) => l.replace('#EXT-X-KEY:', '#EXT-X-SESSION-KEY:').replace(/,IV=0x[0-9a-f]+/, '')),
+  ),
+];
 /** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
 async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 'v'): Promise<{ md5: string; errors: string }> {
   const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
@@ -192,6 +202,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(await decode(cbcsFile, key.toString('hex'))).toEqual(frames);
     expect((await decode(cbcsFile)).md5).not.toBe(frames.md5);
     // SAMPLE-AES: the playlists of those cbcs segments, each track's naming its own key for EME ClearKey.
+    const sampleAesKeys: string[] = [];
     for (const [track, id] of [
       ['180p', keyId],
       ['audio', audioKeyId],
@@ -202,7 +213,16 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
         `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey"`,
       );
       expect(text).not.toContain('METHOD=AES-128');
+      sampleAesKeys.push(...asSessionKeys(text));
     }
+    // Each protected master playlist names the keys of its media playlists (#EXT-X-SESSION-KEY, RFC 8216bis 4.4.6.5).
+    expect(sessionKeysOf(await (await p.fetch(`${base}aes128/master.m3u8`)).text())).toEqual([
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`,
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${audioKeyId}"`,
+    ]);
+    expect([...asSessionKeys(playlist), ...asSessionKeys(audioPlaylist)]).toEqual(sessionKeysOf(await (await p.fetch(`${base}aes128/master.m3u8`)).text()));
+    expect(sessionKeysOf(await (await p.fetch(`${base}cbcs/master.m3u8`)).text())).toEqual(sampleAesKeys);
+    expect(sampleAesKeys).toHaveLength(2);
   });
 
   it('plays the AES-128 endpoint in hls.js with a DRM token, and not without', async () => {
@@ -258,6 +278,11 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       { timeoutMs: 30_000, what: 'the range is over' },
     );
     expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x[0-9a-f]{32}`));
+    expect(sessionKeysOf(await (await p.fetch(rangeHls)).text())).toEqual([
+      ...asSessionKeys(variant),
+      ...asSessionKeys(await (await p.fetch(rangeHls.replace('master.m3u8', 'audio.m3u8'))).text()),
+    ]);
+    expect(sessionKeysOf(await (await p.fetch(rangeSampleAes)).text())).toHaveLength(2);
     expect(await (await p.fetch(rangeDash)).text()).toContain(`cenc:default_KID="${keyId}"`);
     for (const [url, player, clearKeyLicenseUrl] of [
       [rangeHls, 'hls'],
@@ -313,6 +338,9 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     const base = recHls.replace(/aes128\/master\.m3u8$/, '');
     const variant = await (await p.fetch(`${base}aes128/180p.m3u8`)).text();
     expect(variant).toContain('#EXT-X-ENDLIST');
+    const audioVariant = await (await p.fetch(`${base}aes128/audio.m3u8`)).text();
+    expect(sessionKeysOf(await (await p.fetch(recHls)).text())).toEqual([...asSessionKeys(variant), ...asSessionKeys(audioVariant)]);
+    expect(sessionKeysOf(await (await p.fetch(recHls)).text())).toHaveLength(2);
     const segment = variant.split('\n').find((l) => l.endsWith('.m4s'))!;
     const init = /#EXT-X-MAP:URI="([^"]+)"/.exec(variant)![1]!;
     // The clear copy is there (outputs are made from it) but not served: neither its playlists nor its files.
@@ -359,6 +387,11 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     console.log(`recording output hls-h264-ladder-aes128: Available ${Date.now() - now} ms after the recording was asked for`);
     expect(made.status, made.errorMessage).toBe('Available');
     expect(made.endpoints[0]).toMatchObject({ protection: 'Aes128', protectionDetails: details, type: 'HlsDrm', ...drm });
+    // The VOD pipeline's AES-128 master names both keys too.
+    expect(sessionKeysOf(await (await p.fetch(made.endpoints[0].url)).text())).toEqual([
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`,
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${audioKeyId}"`,
+    ]);
     const output = await play(browser, page.url, made.endpoints[0].url, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
     expect(output.error).toBeUndefined();
     expect(output.times.at(-1)! - output.times[0]!).toBeGreaterThan(0);
@@ -430,6 +463,10 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     console.log(`the recordings' clock: ${Date.parse(await time.text()) - Date.now()} ms from the test's`);
     const variant = await (await p.fetch(recHls.replace('master.m3u8', '180p.m3u8'))).text();
     expect(variant).not.toContain('#EXT-X-ENDLIST');
+    expect(sessionKeysOf(await (await p.fetch(recSampleAes)).text())).toEqual([
+      ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', '180p.m3u8'))).text()),
+      ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', 'audio.m3u8'))).text()),
+    ]);
     expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x`));
     const clearKeyLicenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
     // dash.js plays past what the MPD first listed: it refreshed it, with its keys, as it grew.

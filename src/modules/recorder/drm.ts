@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { CAPTION_TRACK } from '../../media/live/subtitles.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
@@ -87,7 +87,8 @@ export async function writeProtectedPlaylists(ctx: PlatformContext, rec: Recordi
     const encryption = await outputEncryption(ctx, rec.tenantId, rec.channelId, e.scheme, drm.drmKeyMode);
     if (e.format === 'HLS') {
       const master = await readObject(ctx, prefix + MASTER);
-      if (master) await ctx.store.putObject(prefix + p + MASTER, master, 'application/vnd.apple.mpegurl');
+      // With the keys its media playlists name, as #EXT-X-SESSION-KEY (so players may get them first).
+      if (master) await ctx.store.putObject(prefix + p + MASTER, protectedMaster(master.toString('utf8'), encryption), 'application/vnd.apple.mpegurl');
       for (const track of tracks) {
         const clear = (await readObject(ctx, `${prefix}${track}.m3u8`))?.toString('utf8');
         if (clear === undefined) continue;
