@@ -33,7 +33,9 @@ import { prepare } from '../test/helpers/watermarking.ts';
  * BENCH_SECONDS (default 60) sets the clip length; BENCH_PAIRS (default 2) the ABBA pairs; BENCH_PARTS (default
  * `1,2,3,4`) which parts run (2 and 3 need the variants of 1: with 1 left out, they are prepared once, untimed).
  */
-export async function run(_args: string[] = []): Promise<void> {
+export async function run(args: string[] = []): Promise<void> {
+  // `watermark live`: the cost of marking a live channel's rungs (bench/watermarkLive.ts).
+  if (args.includes('live')) return (await import('./watermarkLive.ts')).run();
   const seconds = Number(process.env.BENCH_SECONDS ?? 60);
   const pairs = Number(process.env.BENCH_PAIRS ?? 2);
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-wm-'));

@@ -102,6 +102,12 @@ interface LiveConfig {
    * past a recording or an event's catch-up can still reach. Disk cost in docs/decisions/recorder.md.
    */
   retentionSeconds: number;
+  /**
+   * How many rungs of a watermarked channel's ladder (`isWatermarkProtected`) get their two marked variants: each one
+   * costs two more x264 encodes of its size (BENCHMARKS.md "watermark"). Chosen from the smallest rung of at least
+   * 360p upwards, then downwards (src/modules/watermarking/channels.ts).
+   */
+  watermarkRungs: number;
   /** Where the live captions' speech models are: one directory per language (`en-us`), as Debian's pocketsphinx-* install them. */
   captionModelsDir: string;
 }
@@ -255,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
       eventLeadSeconds: int('MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS', env.MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS, 30),
       retentionSeconds: positive('MEDIAPLANE_LIVE_RETENTION_SECONDS', env.MEDIAPLANE_LIVE_RETENTION_SECONDS, 3600),
+      watermarkRungs: positive('MEDIAPLANE_LIVE_WATERMARK_RUNGS', env.MEDIAPLANE_LIVE_WATERMARK_RUNGS, 2),
       captionModelsDir: resolve(env.MEDIAPLANE_CAPTION_MODELS_DIR || '/usr/share/pocketsphinx/model'),
     },
     ...overrides,

@@ -20,7 +20,8 @@ import { freePort } from './helpers/process.ts';
  * an MP4 output has the range's duration; expirations remove files; a channel that was off gives a clear error.
  * Headless Chromium plays a recording's catch-up and an event's catch-up with hls.js and with dash.js (the channel has
  * both endpoint types: its ranges have an MPD over the same segments, dynamic while running, static once over), and
- * dash.js plays the dynamic MPDs of a growing recording and of a running range while they grow.
+ * dash.js plays the dynamic MPDs of a growing recording (one that asks for playback tokens: its stored MPD's clock is
+ * the delivery's public one) and of a running range while they grow.
  */
 const duration = async (url: string) => Number(JSON.parse(await runFfprobe(['-of', 'json', '-show_entries', 'format=duration', url])).format.duration);
 const SEGMENT_S = 1;
@@ -116,11 +117,17 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       (r) => r.status === 'Live' && r.catchup.endpoints.length === 2,
       { timeoutMs: 30_000, everyMs: 200, what: 'the open recording goes Live' },
     );
+    // The growing recording asks for playback tokens (its own settings): its stored MPD's clock must not need one.
+    const signingKey = (await t.json('GET', '/streaming/v1/settings')).body.contentAcquisitionInfo.authorization.signingKey as string;
+    expect((await t.json('PATCH', `/streaming/v1/assets/${open}/settings`, { tokenRequired: 'Enabled' })).status).toBe(200);
+    const growingUrl = growing.catchup.endpoints[1].url as string;
+    expect((await fetch(growingUrl)).status).toBe(401);
+    const growingDash = async () => withToken(growingUrl, await signPlaybackToken(signingKey, open, 120));
     // A range from now: it lists a segment or two when the player first loads it, as the recording does.
     const rangeDash = async () =>
       (await rangeEndpoints(p.ctx, t.id, channelId, new Date(), new Date(Date.now() + 300_000))).find((e) => e.format === 'DASH')!.url;
     for (const [what, mpdUrl] of [
-      ['growing recording DASH', async () => growing.catchup.endpoints[1].url as string],
+      ['token-protected growing recording DASH', growingDash],
       ['running range DASH', rangeDash],
     ] as const) {
       const url = await mpdUrl();
@@ -129,7 +136,14 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
         (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
         { timeoutMs: 30_000, everyMs: 300, what: `${what}: a dynamic MPD` },
       );
-      const playback = await play(browser!, page!.url, url, { player: 'dash', seconds: 30, untilAdvanced: 4 });
+      // Its clock answers a player that has no credentials (the way the scheme asks: a HEAD for http-head, else a GET).
+      const [, scheme, clockUrl] = /<UTCTiming schemeIdUri="([^"]+)" value="([^"]+)"/.exec(first)!;
+      if (!scheme!.includes(':direct:')) {
+        const clock = await fetch(clockUrl!, { method: scheme!.includes(':http-head:') ? 'HEAD' : 'GET' });
+        expect(clock.status, `${what}: ${scheme} ${clockUrl}`).toBe(200);
+      }
+      // The clock from the MPD's UTCTiming only (dash.js would otherwise fall back to the MPD response's Date).
+      const playback = await play(browser!, page!.url, url, { player: 'dash', seconds: 30, untilAdvanced: 4, mpdClockOnly: true });
       const from = playback.times.find((x) => x > 0) ?? 0;
       console.log(`${what}: ${first.split('<S ').length - 1} segments listed first; playhead ${playback.times.map((x) => x.toFixed(2)).join(' ')}`);
       expect(playback.error, what).toBeUndefined();
@@ -270,7 +284,6 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     // Not `archive.public`: it plays with a playback token for the recording (the tenant's signing key), only.
     const archiveUrl = archived.archive.endpoints[0].url as string;
     expect((await fetch(archiveUrl)).status).toBe(401);
-    const signingKey = (await t.json('GET', '/streaming/v1/settings')).body.contentAcquisitionInfo.authorization.signingKey as string;
     expect((await fetch(withToken(archiveUrl, await signPlaybackToken(signingKey, past, 60)))).status).toBe(403);
     const archivedSeconds = await duration(withToken(archiveUrl, await signPlaybackToken(signingKey, running, 60)));
     expect(Math.abs(archivedSeconds - rec.durationMilliseconds / 1000)).toBeLessThan(0.5);

@@ -106,6 +106,22 @@ describeEachDb('Streaming protected playback', (kind) => {
     expect((await fetch(tokened(hls, await sign(theirs, { sub: assetId, exp: inSeconds(60) })))).status).toBe(403);
   });
 
+  it("tells players the time without credentials or token, from any origin (a stored dynamic MPD's clock)", async () => {
+    const before = Date.now();
+    const res = await fetch(`${p.baseUrl}/media/time`, { headers: { origin: 'https://player.example.net' } });
+    const after = Date.now();
+    const body = await res.text();
+    console.log(`media clock: ${body} (asked at ${new Date(before).toISOString()}, answered by ${new Date(after).toISOString()})`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    // ISO 8601 UTC with milliseconds (what `urn:mpeg:dash:utc:http-iso:2014` asks for), read between asking and answer.
+    expect(new Date(body).toISOString()).toBe(body);
+    expect(Date.parse(body)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(body)).toBeLessThanOrEqual(after);
+  });
+
   it('plays with a token: the tokened manifest hands out segment URLs that carry it, until it expires', async () => {
     const token = await sign(key, { sub: assetId, exp: inSeconds(3) });
     const url = tokened(hls, token);

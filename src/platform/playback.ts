@@ -9,6 +9,12 @@ import type { PlatformContext } from '../context.ts';
  * call `admitMedia` once per request. Delivery stays free of any module's rules.
  */
 
+/**
+ * The delivery's clock for players (`GET`, the time as ISO 8601): stored dynamic MPDs name it in their UTCTiming
+ * (`urn:mpeg:dash:utc:http-iso:2014`). Public and tenant-free, so a player needs no token for it.
+ */
+export const MEDIA_CLOCK_PATH = '/media/time';
+
 /** A path segment `token=<jwt>` anywhere below the asset carries a playback token (see docs/decisions/streaming.md). */
 export const TOKEN_SEGMENT = 'token=';
 

@@ -186,9 +186,9 @@ export class FsObjectStore implements ObjectStore {
     if (dir) assertKey(dir);
     const parent = join(this.root, dir);
     const names = await readdir(parent).catch(() => [] as string[]);
-    // Retried: a file written into the prefix while it is removed (a recording's pass still copying) makes a directory
-    // non-empty again between emptying and removing it (ENOTEMPTY), which Node's rm retries when asked.
-    for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    // A writer may add a file while the folder is removed (a recorder pass writing a recording's playlists as it is
+    // deleted): its rmdir then fails with ENOTEMPTY, and the removal is tried again rather than failing the delete.
+    for (const name of names) if (name.startsWith(start)) await rm(join(parent, name), { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

@@ -120,6 +120,7 @@ export async function play(
     startTime,
     untilAdvanced,
     clearKeyLicenseUrl,
+    mpdClockOnly,
   }: {
     player?: 'hls' | 'dash';
     /** How long the playhead is sampled (with `untilAdvanced`: at most). */
@@ -134,13 +135,18 @@ export async function play(
     clearKeyLicenseUrl?: string;
     /** dash.js: where to start (presentation time in seconds; live: within the window, never nearer the edge). */
     startTime?: number;
+    /**
+     * dash.js: the clock only from the MPD's UTCTiming, without dash.js's fallback to the MPD response's `Date` (other
+     * players have none): a clock it cannot read is then the error it reports.
+     */
+    mpdClockOnly?: boolean;
   } = {},
 ): Promise<Playback> {
   const page = await browser.newPage();
   try {
     await page.goto(pageUrl);
     return await page.evaluate(
-      async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl }) => {
+      async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl, mpdClockOnly }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
         const w = window as any;
         let error: string | undefined;
@@ -188,6 +194,7 @@ export async function play(
           if (drmToken !== undefined) {
             dash.setProtectionData({ 'org.w3.clearkey': { httpRequestHeaders: drmToken ? { Authorization: `Bearer ${drmToken}` } : {} } });
           }
+          if (mpdClockOnly) dash.updateSettings({ streaming: { utcSynchronization: { useManifestDateHeaderTimeSource: false } } });
           dash.on('error', (e: any) => {
             if (!error) error = `dash.js: ${JSON.stringify(e.error ?? e).slice(0, 300)}`;
           });
@@ -233,7 +240,7 @@ export async function play(
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
         return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
       },
-      { url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl },
+      { url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl, mpdClockOnly },
     );
   } finally {
     await page.close();

@@ -130,11 +130,24 @@ describe('live captions', () => {
       { start: 16, end: 17, text: 'next segment' },
     ]);
     expect(vtt).toBe(
-      'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:1260000,LOCAL:00:00:14.000\n\n00:00:13.000 --> 00:00:14.500\nover &lt;the&gt; boundary\n\n00:00:15.000 --> 00:00:15.500\ninside\n\n',
+      'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n00:00:13.000 --> 00:00:14.500\nover &lt;the&gt; boundary\n\n00:00:15.000 --> 00:00:15.500\ninside\n\n',
     );
     const playlist = subtitlePlaylist([seg, { ...seg, sequence: 8, start: 17, run: 2, discontinuity: 1 }], 10, 2, Date.UTC(2026, 0, 1));
     expect(playlist).toContain('#EXT-X-MEDIA-SEQUENCE:7\n#EXT-X-DISCONTINUITY-SEQUENCE:0\n');
     expect(playlist).toContain('captions/7.vtt\n#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:17.000Z\n#EXTINF:2.000000,\ncaptions/8.vtt');
+  });
+
+  it('writes a cue over segment boundaries into each file it overlaps in the same bytes, timestamp map included', () => {
+    // Segment starts as AAC frames at 48 kHz put them (1024 samples: 21.333… ms), neither on the millisecond nor on
+    // the 90 kHz clock exactly: a map per segment rounded them two ways, and hls.js saw each copy at other times.
+    const frame = 1024 / 48_000;
+    const segments = [0, 1, 2].map((i) => ({ sequence: 40 + i, start: (100 + 47 * i) * frame, duration: 47 * frame, run: 1, discontinuity: 0, period: 1 }));
+    const long = { start: segments[0]!.start + 0.5, end: segments[2]!.start + 0.3, text: 'a long line' };
+    const files = segments.map((s) => webvttSegment(s, [long]));
+    const blocks = files.map((f) => f.split('\n\n'));
+    // Header and cue block alike in all three: hls.js computes the same times, hence the same cue id, from each.
+    expect(new Set(blocks.map((b) => b[0])).size).toBe(1);
+    expect(blocks.map((b) => b[1])).toEqual(Array(3).fill('00:00:02.633 --> 00:00:04.439\na long line'));
   });
 
   it('cuts the audio into windows at pauses, at once where it is all quiet, and waits while speech goes on', () => {

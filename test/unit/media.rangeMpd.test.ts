@@ -62,19 +62,31 @@ describe('range MPD', () => {
     expect(mpd).not.toContain('init-1.mp4');
   });
 
-  it('moves its origin later by what the timeline lags the clock beyond a segment, so the live edge stays listed', () => {
-    // The last segment ends at t0 + 6.01 s; written 5 s later: 3 s beyond the one segment a player may be ahead.
-    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_011_010, clock: { direct: true } });
-    expect(mpd).toContain('availabilityStartTime="2023-11-14T22:13:23.000Z"');
+  it('keeps availabilityStartTime fixed as the range grows, and covers what the timeline lags the clock with its delay', () => {
+    const attr = (mpd: string, name: string) => new RegExp(`${name}="([^"]+)"`).exec(mpd)?.[1];
+    const full = tracks();
+    // Successive updates: one, two, then three segments per track, each written later than the last segment's end by
+    // more (0.5 s, then 3 s, then 5 s: the encoder falls behind the wall clock).
+    const renders = [1, 2, 3].map((n, i) => {
+      const grown = full.map((t) => ({ ...t, segments: t.segments.slice(0, n) }));
+      const end = Math.max(...grown.flatMap((t) => t.segments.map((s) => s.startMs + s.durationMs)));
+      return rangeMpd(grown, { type: 'dynamic', segmentSeconds: 2, now: end + [500, 3000, 5000][i]!, clock: { direct: true } });
+    });
+    // The first segment's wall-clock start, in every update (DASH-IF IOP: fixed for the presentation's life).
+    expect(renders.map((m) => attr(m, 'availabilityStartTime'))).toEqual(Array(3).fill('2023-11-14T22:13:20.000Z'));
+    // Three segments, plus the lag beyond one segment: the live edge (now less the two) stays within the listed segments.
+    expect(renders.map((m) => attr(m, 'suggestedPresentationDelay'))).toEqual(['PT6S', 'PT7S', 'PT9S']);
     // Periods stay where they were on the media timeline.
-    expect([...mpd.matchAll(/<Period id="p\d" start="([^"]+)"/g)].map((m) => m[1])).toEqual(['PT0S', 'PT4S']);
+    expect([...renders[2]!.matchAll(/<Period id="p\d" start="([^"]+)"/g)].map((m) => m[1])).toEqual(['PT0S', 'PT4S']);
   });
+
   it('is dynamic while the range grows, with a Period per run and the whole range seekable', () => {
-    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_008_000, clock: { isoUrl: 'http://x/media/recordings/clock' } });
+    const mpd = rangeMpd(tracks(), { type: 'dynamic', segmentSeconds: 2, now: 1_700_000_008_000, clock: { isoUrl: 'http://x/media/time' } });
     expect(mpd).toContain('type="dynamic"');
     expect(mpd).not.toContain('timeShiftBufferDepth');
     expect(mpd).toContain('availabilityStartTime="2023-11-14T22:13:20.000Z"');
-    expect(mpd).toContain('<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="http://x/media/recordings/clock"/>');
+    // A stored MPD's clock: the delivery's public time (no token needed), as ISO 8601.
+    expect(mpd).toContain('<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="http://x/media/time"/>');
     // The two tracks' runs begin 10 ms apart: one Period each, at the earlier start.
     expect([...mpd.matchAll(/<Period id="(p\d)" start="([^"]+)"/g)].map((m) => [m[1], m[2]])).toEqual([
       ['p0', 'PT0S'],

@@ -1,7 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { patternFrame, patternValues } from '../watermark/pattern.ts';
-import type { InputLoss, LiveRendition, LiveWatermark } from './types.ts';
+import { forensicFilters, forensicRenditions, type ForensicArgs } from './forensic.ts';
+import type { InputLoss, LiveRendition } from './types.ts';
 
 export const AUDIO_TRACK = 'audio';
 const AUDIO_BITRATE = 128_000;
@@ -23,52 +22,13 @@ export interface RunArgs {
    * seconds, which the packager cuts into parts and segments; unset: ffmpeg's HLS muxer writes whole segments.
    */
   partSeconds?: number;
-  /** A forensic watermark: two more video tracks (`wmA`, `wmB`) from the same decode, one rung marked two ways. */
+  /** A forensic watermark: two more video tracks (`wmA-<rung>`, `wmB-<rung>`) per marked rung from the same decode. */
   forensic?: ForensicArgs;
-}
-
-/** The two variants' names: the tracks the watermarking redirector mixes per segment. */
-export const FORENSIC_TRACKS = ['wmA', 'wmB'] as const;
-
-export interface ForensicArgs {
-  width: number;
-  height: number;
-  videoBitrate: number;
-  frameRate: number;
-  /** One raw yuv420p frame each (`patternFrame`), blended onto every picture of variant A and of variant B. */
-  patternA: string;
-  patternB: string;
-}
-
-/** The two marked variants as packager tracks: published, listed in their own playlists, in no master or MPD. */
-export const forensicTracks = (w: LiveWatermark) =>
-  FORENSIC_TRACKS.map((name) => ({
-    name,
-    kind: 'video' as const,
-    width: w.width,
-    height: w.height,
-    frameRate: w.frameRate,
-    bandwidth: w.videoBitrate,
-    forensic: true,
-  }));
-
-/** Writes the two pattern frames (A: +, B: -) into the pipeline's directory, once for all its runs. */
-export async function forensicArgs(w: LiveWatermark, dir: string): Promise<ForensicArgs> {
-  const values = patternValues(w.seed, w.width, w.height);
-  const [patternA, patternB] = [join(dir, 'patternA.yuv'), join(dir, 'patternB.yuv')];
-  await writeFile(patternA, patternFrame(values, w.width, w.height, w.strength, 1));
-  await writeFile(patternB, patternFrame(values, w.width, w.height, w.strength, -1));
-  return { width: w.width, height: w.height, videoBitrate: w.videoBitrate, frameRate: w.frameRate, patternA, patternB };
 }
 
 /** Every video track a run encodes, in output order: the ladder, then the forensic variants. */
 function encodedRenditions(a: RunArgs): LiveRendition[] {
-  const f = a.forensic;
-  if (!f) return a.renditions;
-  return [
-    ...a.renditions,
-    ...FORENSIC_TRACKS.map((name) => ({ name, width: f.width, height: f.height, videoBitrate: f.videoBitrate, frameRate: f.frameRate })),
-  ];
+  return a.forensic ? [...a.renditions, ...forensicRenditions(a.forensic)] : a.renditions;
 }
 
 /** The fragmented MP4 file a low-latency run writes for a track. */
@@ -134,19 +94,13 @@ export function runArgs(a: RunArgs): string[] {
       src = '[slate]';
     }
     const n = a.renditions.length;
-    const f = a.forensic;
-    filters.push(`${src}split=${n + (f ? 1 : 0)}${a.renditions.map((_, i) => `[s${i}]`).join('')}${f ? '[sw]' : ''}`);
-    if (f) {
-      // As VOD watermarking (media/watermark/prepare.ts): one scaled picture, the pattern added (A) and subtracted (B)
-      // with grainmerge against a one-frame pattern input that framesync holds for the whole run.
-      const inputs = args.filter((x) => x === '-i').length;
-      const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-video_size', `${f.width}x${f.height}`, '-i', file];
-      args.push(...raw(f.patternA), ...raw(f.patternB));
-      filters.push(
-        `[sw]fps=${f.frameRate},scale=${f.width}:${f.height},setsar=1,format=yuv420p,split=2[wa][wb]`,
-        `[wa][${inputs}:v]blend=all_mode=grainmerge[v${n}]`,
-        `[wb][${inputs + 1}:v]blend=all_mode=grainmerge[v${n + 1}]`,
-      );
+    const marked = a.forensic?.rungs.length ?? 0;
+    const sources = Array.from({ length: marked }, (_, k) => `[sw${k}]`);
+    filters.push(`${src}split=${n + marked}${a.renditions.map((_, i) => `[s${i}]`).join('')}${sources.join('')}`);
+    if (a.forensic) {
+      const forensic = forensicFilters(a.forensic, sources, args.filter((x) => x === '-i').length, n);
+      args.push(...forensic.inputs);
+      filters.push(...forensic.filters);
     }
     encodedRenditions(a).forEach((r, i) => {
       // Never upscale: a rung taller than the input is encoded at the input's height (its name and URL stay).

@@ -14,7 +14,7 @@ export type {
 } from './types.ts';
 export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
-export { FORENSIC_TRACKS } from './args.ts';
+export { FORENSIC_MASTER, forensicTrack, isForensicTrack } from './forensic.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';
 export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dashManifest, masterPlaylist, mediaPlaylist, nextDiscontinuity, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
+import { FORENSIC_MASTER, forensicMasterPlaylist } from './forensic.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
 import { parseVariant, type Entry } from './runPlaylist.ts';
@@ -363,6 +364,8 @@ export class Packager {
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
       await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks, this.o.subtitles)), HLS);
+      const forensic = forensicMasterPlaylist(this.tracks);
+      if (forensic) await this.o.publish(FORENSIC_MASTER, Buffer.from(forensic), HLS);
       this.masterWritten = true;
     }
     if (this.tracks.every((t) => t.segments.length > 0)) {

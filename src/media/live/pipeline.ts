@@ -1,7 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
-import { AUDIO_TRACK, audioBandwidth, FORENSIC_TRACKS, forensicArgs, forensicTracks, runArgs, type ForensicArgs, type RunSource } from './args.ts';
+import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
+import { forensicArgs, forensicTracks, isForensicTrack, type ForensicArgs } from './forensic.ts';
 import { channelCaptioner } from './channelCaptioner.ts';
 import type { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
@@ -308,7 +309,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         onSegment: (rendition, s, info) => {
           if (rendition === AUDIO_TRACK) captioner?.addAudio({ ...s, timescale: info.timescale, init: info.init, body: info.body });
           // The forensic variants are the redirector's: the channel's events, timeline and recordings know the ladder only.
-          if ((FORENSIC_TRACKS as readonly string[]).includes(rendition)) return;
+          if (isForensicTrack(rendition)) return;
           // The last segments of a live run ended by an input loss are no reconnect.
           if (input && current?.source.kind === 'live' && !current.ended) markConnected(true);
           // Told once the batch's playlists are written too: whoever hears "segment" (the channel turns On) finds them.

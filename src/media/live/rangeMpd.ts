@@ -34,7 +34,8 @@ export interface RangeMpdOptions {
   now: number;
   /**
    * How a player learns the server's clock in a dynamic MPD: `direct` (the time is written in: only for an MPD made
-   * per request), or the ISO 8601 time a GET of this URL answers (an MPD stored and served as a file).
+   * per request), or a GET of this URL answering the time as ISO 8601 (`http-iso`: an MPD stored and served as a file;
+   * a public address, so a player needs no token for it).
    */
   clock: { direct: true } | { isoUrl: string };
 }
@@ -87,15 +88,17 @@ function periodsOf(all: RangeMpdTrack[], segmentSeconds: number): { startMs: num
 }
 
 /**
- * The wall-clock time of the range's media time 0. Players find the live edge from the clock (now less this, less
- * suggestedPresentationDelay), not from the last segment listed; the timeline lags the wall clock (the encoder's
- * start-up, an encoder slower than real time on a loaded machine, the recorder's copy), and a lag longer than the delay
- * puts the edge past every listed segment: the player waits there for ever. So the origin moves later by what the last
- * segment lags the clock beyond one segment: the edge stays within the listed segments, and where nothing lags it is
- * the segments' own wall-clock start, as before.
+ * How far behind the wall clock a player should play (`suggestedPresentationDelay`). Players find the live edge from
+ * the clock (now less `availabilityStartTime`, less this delay), not from the last segment listed; the timeline lags
+ * the wall clock (the encoder's start-up, an encoder slower than real time on a loaded machine, the recorder's copy),
+ * and a lag longer than the delay puts the edge past every listed segment. `availabilityStartTime` stays the first
+ * segment's wall-clock start in every update (DASH-IF IOP: it is fixed for the presentation's life), so the lag goes
+ * into the delay instead: three segments, plus what the last segment lags `publishTime` beyond one. A player takes the
+ * delay when it starts (dash.js reads it once): a later, larger lag makes it wait at the edge, never skip.
  */
-function availabilityStart(origin: number, endMs: number, o: RangeMpdOptions): number {
-  return origin + Math.max(0, o.now - endMs - o.segmentSeconds * 1000);
+function presentationDelay(endMs: number, o: RangeMpdOptions): number {
+  const segmentMs = o.segmentSeconds * 1000;
+  return 3 * segmentMs + Math.max(0, o.now - endMs - segmentMs);
 }
 
 export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
@@ -109,8 +112,8 @@ export function rangeMpd(tracks: RangeMpdTrack[], o: RangeMpdOptions): string {
   } else {
     // No timeShiftBufferDepth: the whole range stays seekable (start-over) while it grows.
     out.push(
-      `<MPD ${common} type="dynamic" availabilityStartTime="${new Date(availabilityStart(origin, endMs, o)).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
-        ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" suggestedPresentationDelay="${iso(o.segmentSeconds * 3)}"` +
+      `<MPD ${common} type="dynamic" availabilityStartTime="${new Date(origin).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
+        ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" suggestedPresentationDelay="${iso(presentationDelay(endMs, o) / 1000)}"` +
         ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
     );
   }

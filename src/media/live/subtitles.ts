@@ -79,15 +79,25 @@ export function vttTime(seconds: number): string {
 export const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * The WebVTT file of one segment: every cue that overlaps it (a cue over a boundary is in both files with the same
- * times; players drop the copy). Cue times are the channel's timeline, the media segments' decode times in seconds,
- * and X-TIMESTAMP-MAP says so (MPEGTS is that time on the 90 kHz clock, modulo 2^33 as RFC 8216 has it), so hls.js
- * places the cues on the video of the same moment.
+ * Every WebVTT file's timestamp map: cue time 0 is MPEG-2 time 0, so the cue times (the channel's timeline, the media
+ * segments' decode times in seconds) are the media's times. The same line in every file, on purpose: hls.js tells a
+ * cue repeated in the next file (one over a boundary) from a new one only by an id hashed from its computed start and
+ * end, and those come out of `cue + (MPEGTS - initPTS) / 90000 - LOCAL` in floating point. A map per segment
+ * (MPEGTS = start × 90000, LOCAL = start rounded to the millisecond) made each copy's times differ by that rounding,
+ * or in the last bits, and hls.js showed a cue once per segment it covers.
+ * Past 2^33 ticks (26.5 hours) the cue times run on beyond the 33-bit clock, as the fMP4 decode times do: hls.js
+ * subtracts the video's (unwrapped) initPTS, and brings a time more than 2^32 ticks from the segment's back by 2^33.
+ */
+export const TIMESTAMP_MAP = 'X-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000';
+
+/**
+ * The WebVTT file of one segment: every cue that overlaps it. A cue over a boundary is in each file it overlaps, in
+ * the same bytes (same times, same text, same TIMESTAMP_MAP), so that a player that starts or seeks into the middle
+ * of it still shows it, and hls.js, which computes the same id for both copies, adds it once.
  */
 export function webvttSegment(segment: SubtitleSegment, cues: Cue[]): string {
   const end = segment.start + segment.duration;
-  const mpegts = Math.round(segment.start * 90_000) % 2 ** 33;
-  const lines = ['WEBVTT', `X-TIMESTAMP-MAP=MPEGTS:${mpegts},LOCAL:${vttTime(segment.start)}`, ''];
+  const lines = ['WEBVTT', TIMESTAMP_MAP, ''];
   for (const c of cues) {
     if (c.end <= segment.start || c.start >= end) continue;
     lines.push(`${vttTime(c.start)} --> ${vttTime(c.end)}`, escapeText(c.text), '');

@@ -94,9 +94,10 @@ export interface LivePipelineOptions {
   /** DRM endpoints: each segment is also published encrypted under their prefixes (`protect.ts`). Not with `partSeconds`. */
   protection?: LiveProtection;
   /**
-   * A/B forensic watermarking (`isWatermarkProtected`): every run also encodes two marked variants of one rendition
-   * (tracks `wmA` and `wmB`, same segments, same sequence numbers), published with their own media playlists but in
-   * no master playlist or MPD; the watermarking redirector hands each viewer A or B per segment.
+   * A/B forensic watermarking (`isWatermarkProtected`): every run also encodes two marked variants of each marked
+   * rung (tracks `wmA-<rung>` and `wmB-<rung>`, same segments, same sequence numbers), published with their own media
+   * playlists and listed in `forensic.m3u8` only, never in the channel's master playlist or MPD; the watermarking
+   * redirector hands each viewer A or B per segment.
    */
   watermark?: LiveWatermark;
 }
@@ -104,10 +105,8 @@ export interface LiveWatermark {
   /** Chooses the pattern (the watermarking asset's id: detection rebuilds the same pattern from it). */
   seed: string;
   strength: number;
-  width: number;
-  height: number;
-  videoBitrate: number;
-  frameRate: number;
+  /** The rungs marked (each at its exact, even size: the pattern frame is blended at that size). */
+  rungs: LiveRendition[];
 }
 export type LivePipelineEvent =
   | { type: 'input.connected' }

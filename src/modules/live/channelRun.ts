@@ -119,9 +119,9 @@ export class ChannelRun {
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
     const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints, this.row.drmKeyMode);
     const renditions = audioOnly ? [] : renditionsOf(this.row.qualities, vertical);
-    // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes the two marked variants.
+    // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes two marked variants of each marked rung.
     const watermark = this.row.isWatermarkProtected
-      ? await channelWatermark(this.ctx, this.tenantId, this.id, this.row.name, renditions, config.live.segmentSeconds)
+      ? await channelWatermark(this.ctx, this.tenantId, this.id, this.row.name, renditions, config.live.segmentSeconds, config.live.watermarkRungs)
       : undefined;
     if (this.halted) return;
     this.pipeline = media.createLivePipeline({

@@ -16,7 +16,8 @@ const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
   'access-control-allow-headers': 'Range',
-  // Date: dash.js falls back to a dynamic MPD's own Date when its clock cannot be read.
+  // Date: dash.js falls back to the MPD response's Date when it cannot read the MPD's clock (MPDs stored before the
+  // public clock, record.ts, named a HEAD of themselves).
   'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges, Date',
 };
 
@@ -48,20 +49,6 @@ export function registerRecordingDelivery(app: FastifyInstance, ctx: PlatformCon
       .status(204)
       .send(),
   );
-
-  // The server's clock for the dynamic MPDs of running recordings (`urn:mpeg:dash:utc:http-iso:2014`, record.ts): a
-  // stored MPD cannot carry the time, and a clock behind the playback guards would want a token no stored URL has.
-  // It tells the time only, to anyone, as the Date header of every answer does.
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/media/recordings/clock',
-    schema: { hide: true },
-    handler: async (req, reply) => {
-      const now = new Date().toISOString();
-      reply.headers({ ...CORS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'content-length': now.length });
-      return req.method === 'HEAD' ? reply.send() : reply.send(now);
-    },
-  });
 
   app.route<{ Params: { tenantId: string; recordingId: string; '*': string } }>({
     method: ['GET', 'HEAD'],

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
+import { MEDIA_CLOCK_PATH } from '../../platform/playback.ts';
 import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
 import { AUDIO_TRACK } from '../../media/live/args.ts';
 import { captionRendition, rangeMaster } from '../../media/live/rangePlaylist.ts';
@@ -25,7 +26,7 @@ import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
-import { mediaPrefix, recordingClockUrl } from './storageKeys.ts';
+import { mediaPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
 
 /** One recording's copy is claimed by one worker at a time; a claim not renewed for this long is taken over. */
@@ -76,9 +77,9 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     type: o.ended ? 'static' : 'dynamic',
     segmentSeconds,
     now: Date.now(),
-    // Stored as a file: the player asks the delivery for the time, at an address no playback guard stands before
-    // (the MPD's own would want the viewer's playback token, which a URL written into a stored file cannot carry).
-    clock: { isoUrl: recordingClockUrl(ctx.config.publicUrl.origin) },
+    // Stored as a file: the player asks the delivery's public clock for the time (the MPD's own address may need a
+    // playback token, which a clock URL written here cannot carry).
+    clock: { isoUrl: ctx.config.publicUrl.origin + MEDIA_CLOCK_PATH },
   });
   await ctx.store.putObject(prefix + MPD, mpd, 'application/dash+xml');
   await writeProtectedPlaylists(ctx, rec, prefix, tracks);

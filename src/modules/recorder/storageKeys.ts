@@ -13,5 +13,3 @@ export const outputPrefix = (tenantId: string, id: string, outputId: string): st
 /** Where players fetch them (delivery.ts). `part` is `media`, `archive` or `outputs/<id>`. */
 export const recordingUrl = (origin: string, tenantId: string, id: string, part: string, file: string): string =>
   `${origin}/media/recordings/${tenantId}/${id}/${part}/${file}`;
-/** The server's clock for the dynamic MPDs of running recordings (delivery.ts). */
-export const recordingClockUrl = (origin: string): string => `${origin}/media/recordings/clock`;

@@ -4,6 +4,7 @@ import { domainRoutes } from './domains.routes.ts';
 import { STREAMING_EVENT_TYPES } from './eventTypes.ts';
 import { framesJob, startFrameWorkers } from './frames.ts';
 import { imageRoutes } from './images.routes.ts';
+import { mediaClockRoutes } from './clock.routes.ts';
 import { registerImageDelivery } from './media.routes.ts';
 import { startSessionSweep } from './sessions.ts';
 import { STREAMING_GUARDS } from './guards.ts';
@@ -20,6 +21,7 @@ export const streamingModule: PlatformModule = {
     await app.register(streamingAssetRoutes, { ctx });
     await app.register(imageRoutes, { ctx });
     registerImageDelivery(app, ctx);
+    await app.register(mediaClockRoutes);
     await app.register(domainRoutes, { ctx });
     await app.register(settingsRoutes, { ctx });
   },

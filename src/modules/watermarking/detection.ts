@@ -65,7 +65,7 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
   let best: { asset: (typeof candidates)[number]; reference: Buffer; live?: LiveReference; at: Alignment } | undefined;
   for (const asset of candidates) {
     const live = asset.channelId
-      ? await liveReference(ctx, j.tenantId, asset.channelId, join(ctx.config.dataDir, 'work', 'watermarking', `detect-${j.jobId}`))
+      ? await liveReference(ctx, j.tenantId, asset.channelId, asset.height, join(ctx.config.dataDir, 'work', 'watermarking', `detect-${j.jobId}`))
       : undefined;
     const reference = live?.reference ?? (await readObject(ctx, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined));
     const at = reference && align(grid, reference);

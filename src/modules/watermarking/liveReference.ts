@@ -1,7 +1,7 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlatformContext } from '../../context.ts';
-import { FORENSIC_TRACKS } from '../../media/live/index.ts';
+import { forensicTrack, isForensicTrack } from '../../media/live/index.ts';
 import type { PackagerSnapshot } from '../../media/live/packager.ts';
 import { GRID_CELLS } from '../../media/watermark/pattern.ts';
 import { SAMPLE_FPS } from '../../media/watermark/prepare.ts';
@@ -25,16 +25,26 @@ async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
 
 /**
  * A live channel's reference, built when a detection needs it rather than kept while the channel runs: the retained
- * segments of both variants (the channel's `retentionSeconds`) are decoded to the grid and averaged, A + B over 2
+ * segments of both variants of one marked rung (the picture on the detection grid is the same at every rung) (the channel's `retentionSeconds`) are decoded to the grid and averaged, A + B over 2
  * being the unmarked picture (what the encoder did to the mark cancels). The segment list (sequence numbers, decode
  * times, durations) is the packager's saved state, the one a takeover continues from. Undefined when the channel
  * has published nothing (or nothing is retained).
  */
-export async function liveReference(ctx: PlatformContext, tenantId: string, channelId: string, workDir: string): Promise<LiveReference | undefined> {
+export async function liveReference(
+  ctx: PlatformContext,
+  tenantId: string,
+  channelId: string,
+  /** The asset's height: the marked rung of that height is decoded, else the tallest (any rung reads the same on the grid). */
+  height: number | null,
+  workDir: string,
+): Promise<LiveReference | undefined> {
   const saved = await readObject(ctx, checkpointKey(tenantId, channelId)).catch(() => undefined);
   if (!saved) return undefined;
   const snapshot = JSON.parse(saved.toString('utf8')) as PackagerSnapshot;
-  const tracks = FORENSIC_TRACKS.map((name) => snapshot.tracks.find((t) => t.name === name));
+  const marked = snapshot.tracks.filter((t) => isForensicTrack(t.name)).sort((a, b) => (b.height ?? 0) - (a.height ?? 0));
+  const rung = (marked.find((t) => t.height === height) ?? marked[0])?.name.replace(/^wm[AB]-/, '');
+  if (!rung) return undefined;
+  const tracks = ([0, 1] as const).map((v) => snapshot.tracks.find((t) => t.name === forensicTrack(v, rung)));
   const timescale = tracks[0]?.timescale;
   if (!tracks[0] || !tracks[1] || !timescale) return undefined;
   const inBoth = new Set(tracks[1].segments.map((s) => s.sequence));

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
-import { liveMediaPlaylist, masterPlaylist, mediaPlaylist, resolveSession, segmentLocation } from './redirector.ts';
+import { liveMasterPlaylist, liveMediaPlaylist, masterPlaylist, mediaPlaylist, resolveSession, segmentLocation } from './redirector.ts';
 import * as s from './schemas.ts';
 
 const CORS = { 'access-control-allow-origin': '*', 'cache-control': 'no-store' };
@@ -22,14 +22,16 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       schema: {
         tags,
         summary: 'Get redirector master playlist',
-        description: "The multivariant HLS playlist of a token's session; 401 for a bad or expired token, 403 for a revoked session.",
+        description:
+          "The multivariant HLS playlist of a token's session (a live channel's: every marked rung of its ladder); 401 for a bad or expired token, 403 for a revoked session.",
         params: s.RedirectorParams,
         response: text,
       },
     },
     async (req, reply) => {
       const { asset } = await resolveSession(ctx, req.params.token);
-      return reply.headers({ ...CORS, 'content-type': HLS }).send(masterPlaylist(asset));
+      const playlist = asset.channelPrefix ? await liveMasterPlaylist(ctx, asset) : masterPlaylist(asset);
+      return reply.headers({ ...CORS, 'content-type': HLS }).send(playlist);
     },
   );
 
@@ -40,14 +42,15 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
         tags,
         summary: 'Get redirector media playlist',
         description:
-          "The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer; a live channel's playlist grows (its window).",
+          "The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer; a live channel's playlist (of one marked rung, `rendition`) grows (its window).",
         params: s.RedirectorParams,
+        querystring: s.RedirectorQuery,
         response: text,
       },
     },
     async (req, reply) => {
       const { asset } = await resolveSession(ctx, req.params.token);
-      const playlist = asset.channelPrefix ? await liveMediaPlaylist(ctx, asset.channelPrefix) : mediaPlaylist(asset);
+      const playlist = asset.channelPrefix ? await liveMediaPlaylist(ctx, asset.channelPrefix, req.query.rendition) : mediaPlaylist(asset);
       return reply.headers({ ...CORS, 'content-type': HLS }).send(playlist);
     },
   );
@@ -60,11 +63,12 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
         summary: 'Get redirector segment',
         description: "Redirects (302) to this viewer's variant of one segment, a short-lived signed URL.",
         params: s.SegmentParams,
+        querystring: s.RedirectorQuery,
         response: { 302: Type.Null(), ...errors },
       },
     },
     async (req, reply) => {
-      const location = await segmentLocation(ctx, req.params.token, req.params.segment);
+      const location = await segmentLocation(ctx, req.params.token, req.params.segment, req.query.rendition);
       return reply.headers(CORS).redirect(location, 302);
     },
   );

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
-import { FORENSIC_TRACKS } from '../../media/live/index.ts';
+import { FORENSIC_MASTER, forensicTrack } from '../../media/live/index.ts';
 import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
@@ -90,7 +90,7 @@ export async function resolveSession(ctx: PlatformContext, token: string) {
   return { tenantId: claims.tenantId, assetId: session.assetId, userNumber: session.userNumber, asset };
 }
 
-/** The multivariant playlist: one variant, the media playlist next to it. */
+/** The multivariant playlist of a prepared asset: one variant, the media playlist next to it. */
 export function masterPlaylist(a: Playable): string {
   const bandwidth = Math.round((a.videoBitrateKbps * 1.5 + 96) * 1000);
   return ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${a.width}x${a.height}`, 'media.m3u8', ''].join('\n');
@@ -113,49 +113,91 @@ export function mediaPlaylist(a: Playable): string {
 
 /** Low-latency lines name variant A's parts directly: the redirector's playlist is of whole segments only. */
 const PART_TAGS = /^#EXT-X-(PART|PART-INF|PRELOAD-HINT|SERVER-CONTROL|SKIP|RENDITION-REPORT)\b/;
+const FORENSIC_PLAYLIST = /^wmA-([0-9]{3,4}p)\.m3u8$/;
+
+/** The channel's marked rungs, tallest first, as its pipeline lists them (`forensic.m3u8`); undefined before it has. */
+async function liveMaster(ctx: PlatformContext, prefix: string): Promise<{ text: string; rungs: string[] } | undefined> {
+  const text = (await readObject(ctx, prefix + FORENSIC_MASTER))?.toString('utf8');
+  if (text === undefined) return undefined;
+  return { text, rungs: text.split('\n').flatMap((line) => FORENSIC_PLAYLIST.exec(line)?.[1] ?? []) };
+}
+
+/** The marked rung a request names, or the tallest when it names none (a URL from before the ladder was marked). */
+async function liveRung(ctx: PlatformContext, prefix: string, rendition: string | undefined): Promise<string> {
+  const master = await liveMaster(ctx, prefix);
+  if (!master) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
+  const rung = rendition ?? master.rungs[0];
+  if (!rung || !master.rungs.includes(rung)) throw new ApiError(404, 'segment_not_found', `The channel marks no rendition ${rendition}`);
+  return rung;
+}
 
 /**
- * A live channel's media playlist for one viewer: the channel's own playlist of variant A (its window, its media
- * sequence numbers, discontinuities, program date-times), every segment through the redirector, which picks A or B
- * per media sequence number as for VOD. The init segment is variant A's (both variants come from one encoder with
- * the same settings, so their init segments are the same), as a short-lived signed URL; the playlist is fetched
- * again every target duration, so the URL is always fresh.
+ * A live channel's multivariant playlist: every marked rung of its ladder (the pipeline's `forensic.m3u8`, with
+ * bandwidths, resolutions and codecs), each pointing at this viewer's media playlist of that rung, so that the player
+ * adapts. Before the channel has published it, the asset's one rendition, as a channel marked before the ladder was.
  */
-export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
-  const [a, b] = (await Promise.all(FORENSIC_TRACKS.map((track) => readObject(ctx, `${prefix}${track}.m3u8`)))).map((body) => body?.toString('utf8'));
+export async function liveMasterPlaylist(ctx: PlatformContext, a: Playable): Promise<string> {
+  const master = await liveMaster(ctx, a.channelPrefix!);
+  if (!master) return masterPlaylist(a);
+  return master.text
+    .split('\n')
+    .map((line) => {
+      const rung = FORENSIC_PLAYLIST.exec(line)?.[1];
+      return rung ? `media.m3u8?rendition=${rung}` : line;
+    })
+    .join('\n');
+}
+
+/**
+ * A live channel's media playlist of one marked rung for one viewer: the channel's own playlist of that rung's variant
+ * A (its window, its media sequence numbers, discontinuities, program date-times), every segment through the
+ * redirector, which picks A or B per media sequence number as for VOD, whatever the rung: a viewer who switches rungs
+ * still spells one code word. The init segment is variant A's (both variants come from one encoder with the same
+ * settings, so their init segments are the same), as a short-lived signed URL; the playlist is fetched again every
+ * target duration, so the URL is always fresh.
+ */
+export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string, rendition: string | undefined): Promise<string> {
+  const rung = await liveRung(ctx, prefix, rendition);
+  const [trackA, trackB] = [forensicTrack(0, rung), forensicTrack(1, rung)];
+  const [a, b] = (await Promise.all([trackA, trackB].map((track) => readObject(ctx, `${prefix}${track}.m3u8`)))).map((body) => body?.toString('utf8'));
   if (a === undefined || b === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
   // The variants are published one after the other: a segment is listed once B has it too.
-  const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${FORENSIC_TRACKS[1]}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));
+  const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${trackB}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));
   const out: string[] = [];
   /** Where the tags of the segment being read begin: a segment not in both is cut with its tags. */
   let segmentStart = 0;
   for (const line of a.split('\n')) {
     if (PART_TAGS.test(line)) continue;
     const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
-    const segment = new RegExp(`^${FORENSIC_TRACKS[0]}/([0-9]+)\\.m4s$`).exec(line);
+    const segment = new RegExp(`^${trackA}/([0-9]+)\\.m4s$`).exec(line);
     if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
     else if (segment) {
       if (Number(segment[1]) > lastOfB) {
         out.length = segmentStart;
         break;
       }
-      out.push(`segments/${segment[1]}.m4s`);
+      out.push(`segments/${segment[1]}.m4s?rendition=${rung}`);
       segmentStart = out.length;
     } else out.push(line);
   }
   return out.join('\n');
 }
 
-/** Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` (live) of this viewer lives: variant A or B as the code word of the user number says. */
-export async function segmentLocation(ctx: PlatformContext, token: string, segment: string): Promise<string> {
+/**
+ * Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` of a marked rung (live) of this viewer lives:
+ * variant A or B as the code word of the user number says.
+ */
+export async function segmentLocation(ctx: PlatformContext, token: string, segment: string, rendition?: string): Promise<string> {
   const s = await resolveSession(ctx, token);
   const index = Number.parseInt(segment, 10);
   // VOD segments are MPEG-TS, a channel's CMAF: the other kind is no segment of this asset.
   if (segment.endsWith('.m4s') !== !!s.asset.channelPrefix) throw new ApiError(404, 'segment_not_found', `The asset has no segment ${segment}`);
   if (s.asset.channelPrefix) {
-    // Live: the media sequence number spells the code, as the segment index does for VOD.
+    // Live: the media sequence number spells the code, as the segment index does for VOD, the same on every rung.
+    // A rung the channel does not mark is a missing object at the signed URL (the route checks the name's shape).
+    const rung = rendition ?? (await liveRung(ctx, s.asset.channelPrefix, undefined));
     const word = codeWord(s.userNumber, s.asset.userNumberBits);
-    return ctx.store.presignGet(`${s.asset.channelPrefix}${FORENSIC_TRACKS[word[index % word.length]]}/${index}.m4s`, SEGMENT_URL_TTL_S);
+    return ctx.store.presignGet(`${s.asset.channelPrefix}${forensicTrack(word[index % word.length] ? 1 : 0, rung)}/${index}.m4s`, SEGMENT_URL_TTL_S);
   }
   if (!Number.isInteger(index) || index < 0 || index >= s.asset.segmentDurations.length) {
     throw new ApiError(404, 'segment_not_found', `The asset has ${s.asset.segmentDurations.length} segments; there is no segment ${index}`);

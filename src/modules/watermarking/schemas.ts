@@ -91,6 +91,12 @@ export const SegmentParams = Type.Object({
   segment: Type.String({ pattern: '^([0-9]{1,7}\\.ts|[0-9]{1,10}\\.m4s)$', description: '<index>.ts (VOD), <media sequence number>.m4s (live)' }),
 });
 
+export const RedirectorQuery = Type.Object({
+  rendition: Type.Optional(
+    Type.String({ pattern: '^[0-9]{3,4}p$', description: "a live channel's marked rung (`240p`), as the master playlist names it; the tallest when left out" }),
+  ),
+});
+
 // --- files and detection --------------------------------------------------------------------------------------------
 
 export const StartBody = Type.Object({
