@@ -1,36 +1,25 @@
-import { execFile } from 'node:child_process';
 import { createDecipheriv } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { play } from './helpers/browser.ts';
 import { pushRtmp, startLivePlayback } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
+import { b64url, decode, sessionKeysOf, asSessionKeys } from './helpers/drm.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
+import { drmRecordingCases } from './live.drm.recordings.ts';
 
-const run = promisify(execFile);
 const { dir } = tempDir('mediaplane-live-drm-');
-
-const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
-/** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
-async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 'v'): Promise<{ md5: string; errors: string }> {
-  const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
-  const r = (await run('ffmpeg', args).catch((e) => e)) as { stdout: string; stderr: string };
-  return { md5: String(r.stdout).trim(), errors: String(r.stderr) };
-}
 
 /**
  * A live channel with `HlsDrm` and `DashDrm` endpoints, end to end: ffmpeg pushes RTMP, the endpoints name the
  * channel's key, the segments served are encrypted (and decrypt with the key a license gives), the clear files are not
- * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC one with ClearKey;
- * an event's catch-up (a range of the channel's timeline) plays encrypted the same way.
-  });
-
  * served, hls.js plays the AES-128 endpoint with a DRM token and not without, dash.js plays the CENC ones (`cenc`,
- * `cbcs`) with ClearKey. drmKeyMode AudioVideoKeys: the players license two keys, the video one and the audio one.
+ * `cbcs`) with ClearKey. drmKeyMode AudioVideoKeys: the players license two keys, the video one and the audio one. An
+ * event's catch-up (a range of the channel's timeline) and the channel's recordings, finished and still running, play
+ * encrypted the same way, in both players.
  */
 describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let p: TestPlatform;
@@ -192,6 +181,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(await decode(cbcsFile, key.toString('hex'))).toEqual(frames);
     expect((await decode(cbcsFile)).md5).not.toBe(frames.md5);
     // SAMPLE-AES: the playlists of those cbcs segments, each track's naming its own key for EME ClearKey.
+    const sampleAesKeys: string[] = [];
     for (const [track, id] of [
       ['180p', keyId],
       ['audio', audioKeyId],
@@ -202,7 +192,16 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
         `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey"`,
       );
       expect(text).not.toContain('METHOD=AES-128');
+      sampleAesKeys.push(...asSessionKeys(text));
     }
+    // Each protected master playlist names the keys of its media playlists (#EXT-X-SESSION-KEY, RFC 8216bis 4.4.6.5).
+    expect(sessionKeysOf(await (await p.fetch(`${base}aes128/master.m3u8`)).text())).toEqual([
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${keyId}"`,
+      `#EXT-X-SESSION-KEY:METHOD=AES-128,URI="${p.baseUrl}/drm/v1/licenses/aes128/${audioKeyId}"`,
+    ]);
+    expect([...asSessionKeys(playlist), ...asSessionKeys(audioPlaylist)]).toEqual(sessionKeysOf(await (await p.fetch(`${base}aes128/master.m3u8`)).text()));
+    expect(sessionKeysOf(await (await p.fetch(`${base}cbcs/master.m3u8`)).text())).toEqual(sampleAesKeys);
+    expect(sampleAesKeys).toHaveLength(2);
   });
 
   it('plays the AES-128 endpoint in hls.js with a DRM token, and not without', async () => {
@@ -258,6 +257,11 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       { timeoutMs: 30_000, what: 'the range is over' },
     );
     expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x[0-9a-f]{32}`));
+    expect(sessionKeysOf(await (await p.fetch(rangeHls)).text())).toEqual([
+      ...asSessionKeys(variant),
+      ...asSessionKeys(await (await p.fetch(rangeHls.replace('master.m3u8', 'audio.m3u8'))).text()),
+    ]);
+    expect(sessionKeysOf(await (await p.fetch(rangeSampleAes)).text())).toHaveLength(2);
     expect(await (await p.fetch(rangeDash)).text()).toContain(`cenc:default_KID="${keyId}"`);
     for (const [url, player, clearKeyLicenseUrl] of [
       [rangeHls, 'hls'],
@@ -271,104 +275,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     }
   });
 
-  it("records a past range: its catch-up plays encrypted with the channel's keys and a token for the recording, never clear", async () => {
-    const [keyId, audioKeyId] = hls.protectionDetails.keyIds;
-    const now = Date.now();
-    const created = await t.json('POST', '/cvr/v1/recordings', {
-      source: {
-        type: 'LiveChannel',
-        liveChannelDetails: { channelId: channel.id, start: new Date(now - 6000).toISOString(), end: new Date(now - 1000).toISOString() },
-      },
-      catchup: { enabled: true },
-      archive: { enabled: true, delaySeconds: 0, public: true },
-      output: { preset: 'hls-h264-ladder-aes128' },
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const rec = await until(
-      async () => (await t.json('GET', `/cvr/v1/recordings/${created.body.id}`)).body,
-      (r) => r.status === 'Error' || (r.status === 'Available' && ['Available', 'Error'].includes(r.archive.status)),
-      { timeoutMs: 30_000, what: 'the recording and its archive are made' },
-    );
-    console.log(`recording of a DRM channel: Available (and archived) ${Date.now() - now} ms after it was asked for`);
-    expect(rec.status, rec.errorMessage).toBe('Available');
-    const details = { keyIds: [keyId, audioKeyId], contentId: channel.id };
-    const drm = { isDrmProtected: true, drmKeyMode: 'AudioVideoKeys' };
-    expect(
-      rec.catchup.endpoints.map((e: any) => ({
-        id: e.id,
-        format: e.format,
-        protection: e.protection,
-        protectionDetails: e.protectionDetails,
-        type: e.type,
-        ...drm,
-      })),
-    ).toEqual([
-      { id: 'hls-aes128', format: 'HLS', protection: 'Aes128', protectionDetails: details, type: 'HlsDrm', ...drm },
-      { id: 'dash-cenc', format: 'DASH', protection: 'ClearKey', protectionDetails: details, type: 'DashDrm', ...drm },
-      { id: 'dash-cbcs', format: 'DASH', protection: 'ClearKey', protectionDetails: details, type: 'DashDrm', ...drm },
-      { id: 'hls-sample-aes', format: 'HLS', protection: 'ClearKey', protectionDetails: details, type: 'HlsDrm', ...drm },
-    ]);
-    const [recHls, recDash] = rec.catchup.endpoints.map((e: any) => e.url as string);
-    expect(recHls).toMatch(/\/media\/aes128\/master\.m3u8$/);
-    const base = recHls.replace(/aes128\/master\.m3u8$/, '');
-    const variant = await (await p.fetch(`${base}aes128/180p.m3u8`)).text();
-    expect(variant).toContain('#EXT-X-ENDLIST');
-    const segment = variant.split('\n').find((l) => l.endsWith('.m4s'))!;
-    const init = /#EXT-X-MAP:URI="([^"]+)"/.exec(variant)![1]!;
-    // The clear copy is there (outputs are made from it) but not served: neither its playlists nor its files.
-    for (const clear of ['master.m3u8', '180p.m3u8', 'manifest.mpd', segment, init]) expect((await p.fetch(base + clear)).status, clear).toBe(404);
-    expect(await (await p.fetch(recDash)).text()).toContain(`cenc:default_KID="${audioKeyId}"`);
-    const sampleAesUrl = rec.catchup.endpoints[3].url as string;
-    expect(await (await p.fetch(sampleAesUrl.replace('master.m3u8', '180p.m3u8'))).text()).toMatch(/#EXT-X-KEY:METHOD=SAMPLE-AES[\s\S]*#EXT-X-ENDLIST/);
-    // The archive: the same, encrypted only; the outputs (clear files) want a playback token.
-    expect(rec.archive.status).toBe('Available');
-    expect(rec.archive.endpoints.map((e: any) => [e.id, e.protection, e.isDrmProtected])).toEqual([
-      ['archive-hls-aes128', 'Aes128', true],
-      ['archive-dash-cenc', 'ClearKey', true],
-      ['archive-dash-cbcs', 'ClearKey', true],
-      ['archive-hls-sample-aes', 'ClearKey', true],
-    ]);
-    const archived = rec.archive.endpoints[0].url as string;
-    expect(await (await p.fetch(archived.replace('master.m3u8', '180p.m3u8'))).text()).toMatch(/METHOD=AES-128[\s\S]*#EXT-X-ENDLIST/);
-    expect((await p.fetch(archived.replace('/aes128/', '/'))).status).toBe(404);
-    expect((await p.fetch(base.replace(/media\/$/, 'outputs/none/video.mp4'))).status).toBe(401);
-    // A DRM token asked for the recording is one for the channel's content; its licensed key decrypts the segment
-    // with the IV the playlist writes, and the result decodes (as it is served, it does not decode to the same).
-    const recToken = await t.json('POST', '/drm/v1/tokens', { assetId: rec.id });
-    expect([recToken.status, recToken.body.contentId]).toEqual([200, channel.id]);
-    const keyUrl = new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="([^"]+/aes128/${keyId})",IV=0x([0-9a-f]{32})\n(?:#[^\n]*\n)*${segment}`).exec(variant)!;
-    const key = Buffer.from(await (await p.fetch(`${keyUrl[1]}?token=${recToken.body.token}`)).arrayBuffer());
-    expect(key.length).toBe(16);
-    const bytes = async (u: string) => Buffer.from(await (await p.fetch(base + u)).arrayBuffer());
-    const [clearInit, encrypted] = [await bytes(`aes128/${init}`), await bytes(`aes128/${segment}`)];
-    const decipher = createDecipheriv('aes-128-cbc', key, Buffer.from(keyUrl[2]!, 'hex'));
-    const plain = join(dir, `rec-${kind}.mp4`);
-    const garbled = join(dir, `rec-garbled-${kind}.mp4`);
-    writeFileSync(plain, Buffer.concat([clearInit, decipher.update(encrypted), decipher.final()]));
-    writeFileSync(garbled, Buffer.concat([clearInit, encrypted]));
-    const frames = await decode(plain);
-    expect(frames.errors).toBe('');
-    expect(frames.md5).toMatch(/^MD5=/);
-    expect((await decode(garbled)).md5).not.toBe(frames.md5);
-    // An output of a DRM preset is encrypted with the channel's keys too, and plays with the recording's token.
-    const made = await until(
-      async () => (await t.json('GET', `/cvr/v1/recordings/${rec.id}`)).body.outputs[0],
-      (o) => ['Available', 'Error'].includes(o.status),
-      { timeoutMs: 60_000, what: 'the AES-128 output' },
-    );
-    console.log(`recording output hls-h264-ladder-aes128: Available ${Date.now() - now} ms after the recording was asked for`);
-    expect(made.status, made.errorMessage).toBe('Available');
-    expect(made.endpoints[0]).toMatchObject({ protection: 'Aes128', protectionDetails: details, type: 'HlsDrm', ...drm });
-    const output = await play(browser, page.url, made.endpoints[0].url, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
-    expect(output.error).toBeUndefined();
-    expect(output.times.at(-1)! - output.times[0]!).toBeGreaterThan(0);
-    const startedPlaying = Date.now();
-    const played = await play(browser, page.url, recHls, { seconds: 30, untilAdvanced: 1, drmToken: recToken.body.token });
-    console.log(`hls.js on the recording's AES-128 catch-up: ${Date.now() - startedPlaying} ms, playhead ${JSON.stringify(played.times)}`);
-    expect(played.error).toBeUndefined();
-    expect(played.videoHeight).toBe(180);
-    expect(played.times.at(-1)! - played.times[0]!).toBeGreaterThan(0);
-  });
+  drmRecordingCases(() => ({ p, t, browser, page, channel, hls, dir, kind }));
 
   it('plays the cbcs endpoint in dash.js with ClearKey (EME: Chromium decrypts cbcs) and not without a token', async () => {
     const played = await play(browser, page.url, cbcs.url, { player: 'dash', seconds: 3, drmToken: token });

@@ -197,7 +197,8 @@ describe('Live DRM publishing', () => {
         .replace('#EXT-X-MAP:URI="180p/init-2.mp4"', `#EXT-X-KEY:METHOD=NONE\n#EXT-X-MAP:URI="180p/init-2.mp4"\n${key}`),
     );
     expect(store.files.has('aes128/180p.delta.m3u8')).toBe(false);
-    expect(store.files.get('aes128/master.m3u8')!.toString()).toBe('#EXTM3U\n180p.m3u8\n');
+    // The master as it was, with the key its media playlists name as #EXT-X-SESSION-KEY.
+    expect(store.files.get('aes128/master.m3u8')!.toString()).toBe(`#EXTM3U\n${key.replace('#EXT-X-KEY:', '#EXT-X-SESSION-KEY:')}\n180p.m3u8\n`);
     const mpd = store.files.get('cenc/manifest.mpd')!.toString();
     expect(mpd).toContain('<MPD xmlns:cenc="urn:mpeg:cenc:2013" xmlns:dashif="https://dashif.org/CPS" a="b">');
     expect(mpd).toContain(`value="cenc" cenc:default_KID="${KEY_ID}"`);

@@ -85,6 +85,7 @@ describe('CENC encryption of fragmented MP4', () => {
       [join(out, 'media_0.m3u8')],
       [join(out, 'media_1.m3u8')],
     );
+    const keyLines: string[] = [];
     for (const [rep, keyId, key] of [
       ['0', KEY_ID, KEY],
       ['1', AUDIO_KEY_ID, AUDIO_KEY],
@@ -93,6 +94,7 @@ describe('CENC encryption of fragmented MP4', () => {
       const playlist = readFileSync(join(out, `media_${rep}.m3u8`), 'utf8');
       const keyLine = `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="org.w3.clearkey",KEYFORMATVERSIONS="1"`;
       expect(playlist.split('\n').filter((l) => l.startsWith('#EXT-X-KEY'))).toEqual([keyLine]);
+      keyLines.push(keyLine);
       expect(playlist.indexOf(keyLine)).toBeGreaterThan(playlist.indexOf(`#EXT-X-MAP:URI="init-${rep}.m4s"`));
       const chunks = playlist.split('\n').filter((l) => l.startsWith(`chunk-${rep}-`));
       expect(chunks.length).toBeGreaterThanOrEqual(2);
@@ -106,6 +108,9 @@ describe('CENC encryption of fragmented MP4', () => {
         expect(await decodedMd5(file(out, 'enc'), key)).toBe(await decodedMd5(file(clear, 'clear')));
       }
     }
+    // The master playlist names the same keys, as #EXT-X-SESSION-KEY with the same attributes (RFC 8216bis 4.4.6.5).
+    const master = readFileSync(join(out, 'master.m3u8'), 'utf8');
+    expect(master.split('\n').filter((l) => l.startsWith('#EXT-X-SESSION-KEY:'))).toEqual(keyLines.map((l) => l.replace('#EXT-X-KEY:', '#EXT-X-SESSION-KEY:')));
     // The MPD of the same segments names each track's key.
     const mpd = readFileSync(join(out, 'manifest.mpd'), 'utf8');
     expect(mpd).toContain(`value="cbcs" cenc:default_KID="${AUDIO_KEY_ID}"`);

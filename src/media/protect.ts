@@ -102,7 +102,7 @@ export async function protectHls(dir: string, all: OutputEncryption, mediaPlayli
   if (all.scheme !== 'aes-128') throw new Error('HLS MPEG-TS outputs are encrypted with aes-128');
   for (const playlist of [...mediaPlaylists, ...audioPlaylists]) {
     const e = encryptionOf(all, audioPlaylists.includes(playlist) ? 'audio' : 'video');
-    const keyLine = `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
+    const keyLine = aes128KeyLine(e);
     const text = await readFile(playlist, 'utf8');
     const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
     const { segments } = await readMediaPlaylist(playlist);
@@ -115,6 +115,22 @@ export async function protectHls(dir: string, all: OutputEncryption, mediaPlayli
     }
     await writeFile(playlist, withKeyLine(text, keyLine));
   }
+  await addSessionKeys(dir, all, mediaPlaylists, audioPlaylists);
+}
+
+/** The output's master playlist (`master.m3u8` beside its media playlists) names the keys they use (`withSessionKeys`). */
+async function addSessionKeys(dir: string, all: OutputEncryption, video: string[], audio: string[]): Promise<void> {
+  const master = join(dir, 'master.m3u8');
+  const kinds = [...(video.length ? ['video' as const] : []), ...(audio.length ? ['audio' as const] : [])];
+  const text = await readFile(master, 'utf8').catch(() => undefined);
+  if (text !== undefined)
+    await writeFile(
+      master,
+      withSessionKeys(
+        text,
+        kinds.map((k) => hlsKeyLine(encryptionOf(all, k))),
+      ),
+    );
 }
 
 /** HLS's KEYFORMAT for W3C ClearKey, the one hls.js maps to the `org.w3.clearkey` EME key system. */
@@ -131,6 +147,30 @@ export function sampleAesKeyLine(e: OutputEncryption): string {
   if (e.scheme !== 'cbcs') throw new Error('SAMPLE-AES is the cbcs scheme');
   const kid = Buffer.from(e.keyId.replace(/-/g, ''), 'hex');
   return `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,${kid.toString('base64')}",KEYID=0x${kid.toString('hex')},KEYFORMAT="${CLEARKEY_KEYFORMAT}",KEYFORMATVERSIONS="1"`;
+}
+
+/** The `#EXT-X-KEY` of HLS AES-128 segments: the key's URL (quotes and line breaks cannot be in it). */
+export const aes128KeyLine = (e: OutputEncryption): string => `#EXT-X-KEY:METHOD=AES-128,URI="${e.keyUrl.replace(/["\r\n]/g, '')}"`;
+
+/** The key line of a track's media playlists: AES-128, or SAMPLE-AES (`cbcs`) for EME ClearKey. */
+export const hlsKeyLine = (e: OutputEncryption): string => (e.scheme === 'aes-128' ? aes128KeyLine(e) : sampleAesKeyLine(e));
+
+const SESSION_KEY = '#EXT-X-SESSION-KEY:';
+
+/**
+ * A master playlist with an `#EXT-X-SESSION-KEY` (RFC 8216bis 4.4.6.5) per key its media playlists use, with their
+ * `#EXT-X-KEY`'s METHOD, URI, KEYFORMAT (and KEYID, KEYFORMATVERSIONS) and no IV (an IV is a segment's, not a key's),
+ * so that a player can fetch the key or choose its key system (hls.js with EME) before it loads a media playlist.
+ * `keyLines` are the media playlists' key lines, one per track kind; the same key twice is named once. Any session key
+ * the master had is replaced. After `#EXT-X-VERSION` (or `#EXTM3U`).
+ */
+export function withSessionKeys(master: string, keyLines: string[]): string {
+  const session = [...new Set(keyLines.map((l) => SESSION_KEY + l.slice(l.indexOf(':') + 1).replace(/,IV=0x[0-9a-fA-F]+/, '')))];
+  const lines = master.split('\n').filter((l) => !l.startsWith(SESSION_KEY));
+  const version = lines.findIndex((l) => l.startsWith('#EXT-X-VERSION:'));
+  const at = version >= 0 ? version + 1 : lines[0]?.startsWith('#EXTM3U') ? 1 : 0;
+  lines.splice(at, 0, ...session);
+  return lines.join('\n');
 }
 
 /** Puts a key line before a media playlist's first segment (after its `#EXT-X-MAP`: the initialisation segment is clear). */
@@ -153,6 +193,7 @@ export async function protectCmaf(dir: string, all: OutputEncryption, mediaPlayl
     const e = encryptionOf(all, audioPlaylists.includes(playlist) ? 'audio' : 'video');
     await writeFile(playlist, withKeyLine(await readFile(playlist, 'utf8'), sampleAesKeyLine(e)));
   }
+  await addSessionKeys(dir, all, mediaPlaylists, audioPlaylists);
 }
 
 /** Encrypts the streaming packaging of a finished output directory as its preset says. */

@@ -1,7 +1,9 @@
 import { createCipheriv } from 'node:crypto';
 import type { Logger } from 'pino';
 import { encryptInit, encryptSegment, type InitTracks } from '../cenc.ts';
-import { cencKeyOf, contentProtection, encryptionOf, sampleAesKeyLine, withKeyLine, type OutputEncryption } from '../protect.ts';
+import { cencKeyOf, contentProtection, encryptionOf, hlsKeyLine, sampleAesKeyLine, withKeyLine, withSessionKeys, type OutputEncryption } from '../protect.ts';
+import { masterTracks } from './rangePlaylist.ts';
+import { CAPTION_TRACK } from './subtitles.ts';
 
 /**
  * A live channel's encrypted outputs (docs/decisions/drm.md, "Live channels"): beside the clear files the packager
@@ -54,6 +56,20 @@ function cencScheme(e: OutputEncryption): 'cenc' | 'cbcs' {
 const kindOf = (track: string): 'video' | 'audio' => (track === 'audio' ? 'audio' : 'video');
 
 type Publish = (key: string, body: Buffer, contentType: string) => Promise<void>;
+
+/**
+ * The master playlist of a protected HLS endpoint (the channel's, a range's, a recording's: the same variants), with
+ * an `#EXT-X-SESSION-KEY` per key its media playlists name: the video tracks' key, and the audio track's
+ * (`AudioVideoKeys`: its own) when the master lists audio. `e` is the endpoint's: AES-128 or SAMPLE-AES.
+ */
+export function protectedMaster(master: string, e: OutputEncryption): string {
+  const tracks = masterTracks(master).filter((t) => t !== CAPTION_TRACK);
+  const kinds = [...new Set(tracks.map(kindOf))].sort((a, b) => (a === 'video' ? -1 : b === 'video' ? 1 : 0));
+  return withSessionKeys(
+    master,
+    kinds.map((k) => hlsKeyLine(encryptionOf(e, k))),
+  );
+}
 
 /** The names the packager publishes (manifests.ts, packager.ts): `<track>/init-<run>.mp4`, `<track>/<n>.m4s`, playlists. */
 const INIT = /^([^/]+)\/init-\d+\.mp4$/;
@@ -159,8 +175,8 @@ export function protectedPublisher(p: LiveProtection, publish: Publish, remove: 
       return;
     }
     if (key === 'master.m3u8') {
-      if (p.hls) await publish(HLS_DRM_PREFIX + key, body, contentType);
-      if (p.sampleAes) await publish(dashDrmPrefix('cbcs') + key, body, contentType);
+      if (p.hls) await publish(HLS_DRM_PREFIX + key, Buffer.from(protectedMaster(body.toString('utf8'), p.hls)), contentType);
+      if (p.sampleAes) await publish(dashDrmPrefix('cbcs') + key, Buffer.from(protectedMaster(body.toString('utf8'), p.sampleAes)), contentType);
       return;
     }
     if (/^[^/]+\.m3u8$/.test(key) && !key.endsWith('.delta.m3u8')) {

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { AUDIO_TRACK } from '../../media/live/args.ts';
@@ -246,8 +246,10 @@ export async function serveRange(
     body = rangeMpd(tracks, { type: over ? 'static' : 'dynamic', segmentSeconds, now: Date.now(), clock: { direct: true } });
     if (encryption) body = dashDrmManifest(body, encryption);
     type = 'application/dash+xml';
-  } else if (name === 'master') body = await rangeMasterOf(ctx, tenantId, channelId, startMs, endMs, master);
-  else if (name === CAPTION_TRACK) {
+  } else if (name === 'master') {
+    body = await rangeMasterOf(ctx, tenantId, channelId, startMs, endMs, master);
+    if (encryption) body = protectedMaster(body, encryption);
+  } else if (name === CAPTION_TRACK) {
     // Clear also under a DRM prefix (the channel publishes its captions clear beside each protected endpoint's files).
     const audio = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, AUDIO_TRACK);
     const captions = await rangeSegments(ctx, tenantId, channelId, startMs, endMs, CAPTION_TRACK);

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, hlsDrmRangePlaylist, sampleAesPlaylist } from '../../media/live/protect.ts';
+import { dashDrmManifest, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { CAPTION_TRACK } from '../../media/live/subtitles.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
@@ -78,23 +78,17 @@ export function drmEndpoints(
  * `#EXT-X-KEY:METHOD=AES-128` and each segment's IV (its number, as the live packager encrypted it), SAMPLE-AES HLS
  * with its key line, the MPDs with the endpoint's `ContentProtection`. Caption playlists stay clear.
  */
-export async function writeProtectedPlaylists(
-  ctx: PlatformContext,
-  rec: RecordingRow,
-  prefix: string,
-  part: 'media' | 'archive',
-  tracks: string[],
-): Promise<void> {
+export async function writeProtectedPlaylists(ctx: PlatformContext, rec: RecordingRow, prefix: string, tracks: string[]): Promise<void> {
   const drm = rec.drm;
   if (!drm) return;
-  const origin = ctx.config.publicUrl.origin;
   for (const e of drm.endpoints) {
     const p = prefixOf(e);
     // The channel's keys outlive it (the key store keeps them), so an archive made after the channel was deleted still has them.
     const encryption = await outputEncryption(ctx, rec.tenantId, rec.channelId, e.scheme, drm.drmKeyMode);
     if (e.format === 'HLS') {
       const master = await readObject(ctx, prefix + MASTER);
-      if (master) await ctx.store.putObject(prefix + p + MASTER, master, 'application/vnd.apple.mpegurl');
+      // With the keys its media playlists name, as #EXT-X-SESSION-KEY (so players may get them first).
+      if (master) await ctx.store.putObject(prefix + p + MASTER, protectedMaster(master.toString('utf8'), encryption), 'application/vnd.apple.mpegurl');
       for (const track of tracks) {
         const clear = (await readObject(ctx, `${prefix}${track}.m3u8`))?.toString('utf8');
         if (clear === undefined) continue;
@@ -105,9 +99,7 @@ export async function writeProtectedPlaylists(
     } else {
       const mpd = await readObject(ctx, prefix + MPD);
       if (!mpd) continue;
-      // A running recording's MPD names itself for the clock (record.ts): the encrypted one's own address, the clear one is not served.
-      const clock = recordingUrl(origin, rec.tenantId, rec.id, part, MPD);
-      const body = dashDrmManifest(mpd.toString('utf8').replaceAll(clock, recordingUrl(origin, rec.tenantId, rec.id, part, p + MPD)), encryption);
+      const body = dashDrmManifest(mpd.toString('utf8'), encryption);
       await ctx.store.putObject(prefix + p + MPD, body, 'application/dash+xml');
     }
   }

@@ -26,7 +26,7 @@ import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
-import { archivePrefix, mediaPrefix } from './storageKeys.ts';
+import { mediaPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
 
 /** One recording's copy is claimed by one worker at a time; a claim not renewed for this long is taken over. */
@@ -64,11 +64,10 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     const body = rangeMediaPlaylist(rows.filter((s) => s.track === track).map(toRange), { ...o, segmentSeconds });
     await ctx.store.putObject(`${prefix}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
   }
-  const part = prefix === archivePrefix(rec.tenantId, rec.id) ? 'archive' : 'media';
   if (!stored) return;
   const master = rangeMaster(stored, captioned ? (captionRendition(stored) ?? UNNAMED_CAPTIONS) : undefined);
   if (master !== stored) await ctx.store.putObject(prefix + MASTER, master, 'application/vnd.apple.mpegurl');
-  if (rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
+  if (rows.length === 0) return writeProtectedPlaylists(ctx, rec, prefix, tracks);
   const dashTracks = await rangeDashTracks(
     master,
     rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
@@ -83,7 +82,7 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
     clock: { isoUrl: ctx.config.publicUrl.origin + MEDIA_CLOCK_PATH },
   });
   await ctx.store.putObject(prefix + MPD, mpd, 'application/dash+xml');
-  await writeProtectedPlaylists(ctx, rec, prefix, part, tracks);
+  await writeProtectedPlaylists(ctx, rec, prefix, tracks);
 }
 
 export const recordedSegments = (ctx: PlatformContext, recordingId: string): Promise<SegmentRow[]> =>

@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+/** What the DRM end-to-end tests check of encrypted media (test/live.drm.e2e.test.ts and its recordings' cases). */
+
+const run = promisify(execFile);
+
+export const b64url = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('base64url');
+export const sessionKeysOf = (master: string) => master.split('\n').filter((l) => l.startsWith('#EXT-X-SESSION-KEY:'));
+/** A media playlist's keys as a master playlist's #EXT-X-SESSION-KEY lines name them: the same attributes, no IV. */
+export const asSessionKeys = (media: string) => [
+  ...new Set(
+    media
+      .split('\n')
+      .filter((l) => l.startsWith('#EXT-X-KEY:') && !l.includes('METHOD=NONE'))
+      .map((l) => l.replace('#EXT-X-KEY:', '#EXT-X-SESSION-KEY:').replace(/,IV=0x[0-9a-f]+/, '')),
+  ),
+];
+/** What ffmpeg decodes from `file` (with `-decryption_key` when given): the md5 of the frames, and its complaints. */
+export async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 'v'): Promise<{ md5: string; errors: string }> {
+  const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
+  const r = (await run('ffmpeg', args).catch((e) => e)) as { stdout: string; stderr: string };
+  return { md5: String(r.stdout).trim(), errors: String(r.stderr) };
+}
