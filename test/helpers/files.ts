@@ -6,6 +6,20 @@ import type { StoreKind } from './stores.ts';
 
 export const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
+/**
+ * `size` bytes that look random but are the same in every run (a SHA-256 chain from `seed`), for uploads that must not
+ * be media: truly random bytes are now and then taken by ffprobe for a stream (seen in CI: a "Video 1" track).
+ */
+export function notMediaBytes(size: number, seed = 'mediaplane'): Buffer {
+  const out = Buffer.alloc(size);
+  let block = createHash('sha256').update(seed).digest();
+  for (let at = 0; at < size; at += block.length) {
+    block.copy(out, at);
+    block = createHash('sha256').update(block).digest();
+  }
+  return out;
+}
+
 /** Part size forced per store: tiny on fs, S3's 5 MiB minimum on S3. */
 export const PART_SIZE: Record<StoreKind, number> = { fs: 256 * 1024, s3: 5 * 1024 * 1024 };
 
