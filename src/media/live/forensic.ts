@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { patternFrame, patternValues } from '../watermark/pattern.ts';
-import type { Track } from './manifests.ts';
+import { audioMedia, type Track } from './manifests.ts';
 import type { LiveRendition, LiveWatermark } from './types.ts';
 
 /**
@@ -85,16 +85,20 @@ export function forensicFilters(f: ForensicArgs, sources: string[], firstInput: 
 
 /**
  * `forensic.m3u8`: variant A of every marked rung with what a player needs to choose between them (bandwidth,
- * resolution, codecs), tallest first. Video only, as the redirector's playlists are. The redirector serves it with
- * every URI rewritten to its own per-rung media playlist.
+ * resolution, codecs), tallest first, and the channel's audio track as the channel's own master lists it (an
+ * `EXT-X-MEDIA` audio rendition named by every variant, its codec in theirs): audio is not marked, so every viewer
+ * gets the channel's. The redirector serves it with every URI rewritten to its own per-rung media playlists.
  */
 export function forensicMasterPlaylist(tracks: Track[]): string | undefined {
   const marked = tracks.filter((t) => t.forensic && t.name.startsWith(`${FORENSIC_VARIANTS[0]}-`)).sort((a, b) => b.bandwidth - a.bandwidth);
   if (marked.length === 0) return undefined;
+  const audio = tracks.find((t) => t.kind === 'audio');
   const lines = ['#EXTM3U', '#EXT-X-VERSION:7', '#EXT-X-INDEPENDENT-SEGMENTS'];
+  if (audio) lines.push(audioMedia(audio));
   for (const t of marked) {
+    const codecs = [t.codec, audio?.codec].filter(Boolean).join(',');
     lines.push(
-      `#EXT-X-STREAM-INF:BANDWIDTH=${t.bandwidth},RESOLUTION=${t.width}x${t.height},FRAME-RATE=${t.frameRate!.toFixed(3)},CODECS="${t.codec}"`,
+      `#EXT-X-STREAM-INF:BANDWIDTH=${t.bandwidth + (audio?.bandwidth ?? 0)},RESOLUTION=${t.width}x${t.height},FRAME-RATE=${t.frameRate!.toFixed(3)},CODECS="${codecs}"${audio ? ',AUDIO="audio"' : ''}`,
       `${t.name}.m3u8`,
     );
   }

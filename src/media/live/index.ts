@@ -15,6 +15,7 @@ export type {
 export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
 export { FORENSIC_MASTER, forensicTrack, isForensicTrack } from './forensic.ts';
+export { AUDIO_TRACK } from './args.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';
 export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';

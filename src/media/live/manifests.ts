@@ -91,6 +91,10 @@ const SKIP_TARGETS = 6;
 /** PART-HOLD-BACK, in part targets (RFC 8216bis: at least two, three recommended). */
 const PART_HOLD_BACK = 3;
 
+/** The audio rendition of a master playlist: group `audio`, which every video variant names. */
+export const audioMedia = (audio: Track) =>
+  `#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="${audio.name}.m3u8"`;
+
 export function masterPlaylist(tracks: Track[], subtitles?: SubtitleTrack): string {
   const audio = tracks.find((t) => t.kind === 'audio');
   const video = tracks.filter((t) => t.kind === 'video' && !t.forensic);
@@ -102,7 +106,7 @@ export function masterPlaylist(tracks: Track[], subtitles?: SubtitleTrack): stri
     return `${lines.join('\n')}\n`;
   }
   if (audio) {
-    lines.push(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="${audio.name}.m3u8"`);
+    lines.push(audioMedia(audio));
   }
   for (const v of [...video].sort((a, b) => b.bandwidth - a.bandwidth)) {
     const bandwidth = v.bandwidth + (audio?.bandwidth ?? 0);
