@@ -42,7 +42,7 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
         tags,
         summary: 'Get redirector media playlist',
         description:
-          "The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer; a live channel's playlist (of one marked rung, `rendition`) grows (its window).",
+          "The HLS media playlist: every segment through the redirector, which picks variant A or B for this viewer; a live channel's playlist (of one marked rung, `rendition`, or its unmarked audio, `rendition=audio`) grows (its window).",
         params: s.RedirectorParams,
         querystring: s.RedirectorQuery,
         response: text,
@@ -61,7 +61,8 @@ export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
       schema: {
         tags,
         summary: 'Get redirector segment',
-        description: "Redirects (302) to this viewer's variant of one segment, a short-lived signed URL.",
+        description:
+          "Redirects (302) to this viewer's variant of one segment (a live channel's audio, `rendition=audio`: the channel's own), a short-lived signed URL.",
         params: s.SegmentParams,
         querystring: s.RedirectorQuery,
         response: { 302: Type.Null(), ...errors },

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
-import { FORENSIC_MASTER, forensicTrack } from '../../media/live/index.ts';
+import { AUDIO_TRACK, FORENSIC_MASTER, forensicTrack } from '../../media/live/index.ts';
 import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
@@ -131,10 +131,15 @@ async function liveRung(ctx: PlatformContext, prefix: string, rendition: string 
   return rung;
 }
 
+/** `rendition=audio`: the channel's audio track, unmarked, through the redirector so that a revoke stops it too. */
+export const AUDIO_RENDITION = 'audio';
+const AUDIO_URI = `URI="${AUDIO_TRACK}.m3u8"`;
+
 /**
  * A live channel's multivariant playlist: every marked rung of its ladder (the pipeline's `forensic.m3u8`, with
  * bandwidths, resolutions and codecs), each pointing at this viewer's media playlist of that rung, so that the player
- * adapts. Before the channel has published it, the asset's one rendition, as a channel marked before the ladder was.
+ * adapts, and the channel's audio rendition (when it has audio) at `media.m3u8?rendition=audio`. Before the channel
+ * has published it, the asset's one rendition, as a channel marked before the ladder was.
  */
 export async function liveMasterPlaylist(ctx: PlatformContext, a: Playable): Promise<string> {
   const master = await liveMaster(ctx, a.channelPrefix!);
@@ -142,10 +147,32 @@ export async function liveMasterPlaylist(ctx: PlatformContext, a: Playable): Pro
   return master.text
     .split('\n')
     .map((line) => {
+      if (line.startsWith('#EXT-X-MEDIA:TYPE=AUDIO,')) return line.replace(AUDIO_URI, `URI="media.m3u8?rendition=${AUDIO_RENDITION}"`);
       const rung = FORENSIC_PLAYLIST.exec(line)?.[1];
       return rung ? `media.m3u8?rendition=${rung}` : line;
     })
     .join('\n');
+}
+
+/**
+ * A live channel's audio playlist for one viewer: the channel's own (its window, media sequence numbers,
+ * discontinuities, program date-times), low-latency tags dropped, every segment through the redirector (unmarked, so
+ * the same for every viewer, but a revoked session's token stops getting them at once) and the init segment a signed
+ * URL, fresh at every reload, as the video rungs'.
+ */
+async function liveAudioPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
+  const text = (await readObject(ctx, `${prefix}${AUDIO_TRACK}.m3u8`))?.toString('utf8');
+  if (text === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has no audio, or has published no segment yet');
+  const segment = new RegExp(`^${AUDIO_TRACK}/([0-9]+)\\.m4s$`);
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    if (PART_TAGS.test(line)) continue;
+    const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
+    const n = segment.exec(line)?.[1];
+    if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
+    else out.push(n === undefined ? line : `segments/${n}.m4s?rendition=${AUDIO_RENDITION}`);
+  }
+  return out.join('\n');
 }
 
 /**
@@ -157,6 +184,7 @@ export async function liveMasterPlaylist(ctx: PlatformContext, a: Playable): Pro
  * target duration, so the URL is always fresh.
  */
 export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string, rendition: string | undefined): Promise<string> {
+  if (rendition === AUDIO_RENDITION) return liveAudioPlaylist(ctx, prefix);
   const rung = await liveRung(ctx, prefix, rendition);
   const [trackA, trackB] = [forensicTrack(0, rung), forensicTrack(1, rung)];
   const [a, b] = (await Promise.all([trackA, trackB].map((track) => readObject(ctx, `${prefix}${track}.m3u8`)))).map((body) => body?.toString('utf8'));
@@ -185,7 +213,7 @@ export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string, re
 
 /**
  * Where segment `<index>.ts` (VOD) or `<media sequence number>.m4s` of a marked rung (live) of this viewer lives:
- * variant A or B as the code word of the user number says.
+ * variant A or B as the code word of the user number says. A channel's audio segment is the channel's own.
  */
 export async function segmentLocation(ctx: PlatformContext, token: string, segment: string, rendition?: string): Promise<string> {
   const s = await resolveSession(ctx, token);
@@ -195,6 +223,7 @@ export async function segmentLocation(ctx: PlatformContext, token: string, segme
   if (s.asset.channelPrefix) {
     // Live: the media sequence number spells the code, as the segment index does for VOD, the same on every rung.
     // A rung the channel does not mark is a missing object at the signed URL (the route checks the name's shape).
+    if (rendition === AUDIO_RENDITION) return ctx.store.presignGet(`${s.asset.channelPrefix}${AUDIO_TRACK}/${index}.m4s`, SEGMENT_URL_TTL_S);
     const rung = rendition ?? (await liveRung(ctx, s.asset.channelPrefix, undefined));
     const word = codeWord(s.userNumber, s.asset.userNumberBits);
     return ctx.store.presignGet(`${s.asset.channelPrefix}${forensicTrack(word[index % word.length] ? 1 : 0, rung)}/${index}.m4s`, SEGMENT_URL_TTL_S);

@@ -93,7 +93,10 @@ export const SegmentParams = Type.Object({
 
 export const RedirectorQuery = Type.Object({
   rendition: Type.Optional(
-    Type.String({ pattern: '^[0-9]{3,4}p$', description: "a live channel's marked rung (`240p`), as the master playlist names it; the tallest when left out" }),
+    Type.String({
+      pattern: '^([0-9]{3,4}p|audio)$',
+      description: "a live channel's marked rung (`240p`) or its audio (`audio`), as the master playlist names them; the tallest rung when left out",
+    }),
   ),
 });
 
