@@ -12,6 +12,7 @@ import { until } from './helpers/until.ts';
 import { detect } from './helpers/watermarking.ts';
 
 const { dir } = tempDir('mediaplane-watermark-live-');
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** 4-bit user numbers (the smallest the settings allow): a 12-segment code word with the CRC-8, 12 s at 1 s segments. */
 const BITS = 4;
@@ -85,15 +86,47 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     expect(redirected.split('\n').filter((l) => l.startsWith('media.m3u8'))).toEqual(RUNGS.map((r) => `media.m3u8?rendition=${r}`));
     expect(redirected).toMatch(/RESOLUTION=426x240,.*CODECS="avc1\./);
     expect(redirected).toMatch(/RESOLUTION=256x144,/);
+    // The channel's audio (unmarked) is a rendition of the redirector's too, named by every marked variant.
+    expect(redirected).toMatch(/^#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",.*URI="media\.m3u8\?rendition=audio"$/m);
+    for (const variant of redirected.split('\n').filter((l) => l.startsWith('#EXT-X-STREAM-INF:')))
+      expect(variant).toMatch(/CODECS="avc1\.[^"]*,mp4a\.[^"]*".*AUDIO="audio"/);
     for (const height of [240, 144]) {
       const played = await play(browser, page.url, token.body.playbackUrl, { height, seconds: 20, untilAdvanced: 1.5 });
       console.log(
-        `hls.js on the redirector's master at ${height}p: ${played.videoWidth}x${played.videoHeight}, playhead ${played.times.at(0)} → ${played.times.at(-1)}`,
+        `hls.js on the redirector's master at ${height}p: ${played.videoWidth}x${played.videoHeight}, playhead ${played.times.at(0)} → ${played.times.at(-1)}, ` +
+          `${played.audioFragments.length} audio segments, ${played.audioDecodedBytes} audio bytes decoded`,
       );
       expect(played.error).toBeUndefined();
       expect(played.videoHeight).toBe(height);
       expect(played.times.at(-1)! - played.times.find((x) => x > 0)!).toBeGreaterThanOrEqual(1.5);
+      // The viewer hears the channel: hls.js took the audio rendition, fetched its segments through the redirector, decoded them.
+      expect(played.audioTracks.length).toBeGreaterThanOrEqual(1);
+      expect(played.audioFragments.length).toBeGreaterThanOrEqual(1);
+      for (const url of played.audioFragments)
+        expect(url).toMatch(new RegExp(`^${escape(new URL('segments/', token.body.playbackUrl).href)}[0-9]+\\.m4s\\?rendition=audio$`));
+      expect(played.audioDecodedBytes).toBeGreaterThan(0);
     }
+    // The redirector's audio playlist is the channel's (window, sequence numbers, discontinuities, program date-times),
+    // its segments through the redirector: a 302 to the channel's own audio segment, the same for every viewer.
+    const audio = new URL('media.m3u8?rendition=audio', token.body.playbackUrl);
+    const tags = (text: string) => text.split('\n').filter((l) => l.startsWith('#') && !l.startsWith('#EXT-X-MAP'));
+    const [ours, theirs] = await until(
+      async () => Promise.all([(await t.fetch(audio)).text(), (await p.fetch(new URL('audio.m3u8', channel.endpoints[0].url))).text()]),
+      ([a, b]) => JSON.stringify(tags(a)) === JSON.stringify(tags(b)),
+      { timeoutMs: 10_000, everyMs: 100, what: "the redirector's audio playlist and the channel's at one instant" },
+    );
+    const audioSegments = ours.split('\n').filter((l) => l && !l.startsWith('#'));
+    expect(audioSegments).toEqual(
+      theirs
+        .split('\n')
+        .flatMap((l) => /^audio\/([0-9]+)\.m4s$/.exec(l)?.[1] ?? [])
+        .map((n) => `segments/${n}.m4s?rendition=audio`),
+    );
+    const lastAudio = new URL(audioSegments.at(-1)!, audio);
+    const audioRedirect = await t.fetch(lastAudio, { redirect: 'manual' });
+    expect(audioRedirect.status).toBe(302);
+    expect(audioRedirect.headers.get('location')).toContain(`/audio/${/([0-9]+)\.m4s/.exec(lastAudio.pathname)![1]}.m4s`);
+    expect((await t.fetch(lastAudio)).status).toBe(200);
 
     // Like a live player: reload the playlist, fetch each new segment of the pushed stream (after the slate's
     // discontinuity) through the redirector, until enough are in; the first ON_TOP at 240p, the rest at 144p.
@@ -175,5 +208,8 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     expect((await t.fetch(media('144p'))).status).toBe(200);
     await t.json('POST', `/watermarking/v1/sessions/${token.body.sessionId}/revoke`);
     expect((await t.fetch(media('144p'))).status).toBe(403);
+    // The audio too: its playlist and its segments.
+    expect((await t.fetch(audio)).status).toBe(403);
+    expect((await t.fetch(lastAudio, { redirect: 'manual' })).status).toBe(403);
   }, 120_000);
 });

@@ -100,6 +100,10 @@ export interface Playback {
   textTracks: string[];
   /** Cues the player put on the video element from the first caption track, which it turned on. */
   cues: { start: number; end: number; text: string }[];
+  /** hls.js: the URLs of the audio-rendition fragments it appended, in order (none when audio is muxed with the video). */
+  audioFragments: string[];
+  /** Chromium: audio bytes the media element decoded (`webkitAudioDecodedByteCount`), 0 elsewhere. */
+  audioDecodedBytes: number;
   /** The first fatal player or media element error, if any. */
   error?: string;
 }
@@ -152,9 +156,20 @@ export async function play(
         let error: string | undefined;
         let tracks: () => { audio: string[]; text: string[] };
         let turnOnCaptions = () => {};
+        const audioFragments: string[] = [];
         if (player === 'hls') {
           if (!w.Hls.isSupported())
-            return { times: [], videoWidth: 0, videoHeight: 0, audioTracks: [], textTracks: [], cues: [], error: 'hls.js: MSE unsupported' };
+            return {
+              times: [],
+              videoWidth: 0,
+              videoHeight: 0,
+              audioTracks: [],
+              textTracks: [],
+              cues: [],
+              audioFragments,
+              audioDecodedBytes: 0,
+              error: 'hls.js: MSE unsupported',
+            };
           // The token goes only with key requests: segment requests stay simple (no CORS preflight).
           const xhrSetup = (xhr: XMLHttpRequest, u: string) => {
             if (drmToken && u.includes('/drm/v1/licenses/')) xhr.setRequestHeader('Authorization', `Bearer ${drmToken}`);
@@ -177,6 +192,9 @@ export async function play(
             const level = hls.levels.findIndex((l: any) => l.height === height);
             if (level < 0) error = `no rung of height ${height}`;
             else hls.currentLevel = level;
+          });
+          hls.on(w.Hls.Events.FRAG_BUFFERED, (_: unknown, d: any) => {
+            if (d.frag.type === 'audio') audioFragments.push(d.frag.url);
           });
           hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
             if (d.fatal && !error) error = `hls.js ${d.type}: ${d.details}`;
@@ -238,7 +256,18 @@ export async function play(
         const t = tracks();
         const shown = [...video.textTracks].find((tt) => tt.mode !== 'disabled' && tt.cues && tt.cues.length > 0);
         const cues = [...(shown?.cues ?? [])].map((c) => ({ start: c.startTime, end: c.endTime, text: (c as VTTCue).text }));
-        return { times, videoWidth: video.videoWidth, videoHeight: video.videoHeight, audioTracks: t.audio, textTracks: t.text, cues, error };
+        const audioDecodedBytes = (video as any).webkitAudioDecodedByteCount ?? 0;
+        return {
+          times,
+          videoWidth: video.videoWidth,
+          videoHeight: video.videoHeight,
+          audioTracks: t.audio,
+          textTracks: t.text,
+          cues,
+          audioFragments,
+          audioDecodedBytes,
+          error,
+        };
       },
       { url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl, mpdClockOnly },
     );
