@@ -178,6 +178,7 @@ describeEachDb('Live channels API', (kind) => {
       [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', isDrmProtected: false }] }, 'endpoints[0].isDrmProtected'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], latency: 'ReducedLatency' }, 'endpoints'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }], drmKeyMode: 'PerTrack' }, 'drmKeyMode'],
+      [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm' }], isWatermarkProtected: true }, 'endpoints'],
       [{ ...minimal('x'), endpoints: [{ type: 'HlsDrm', scheme: 'cenc' }] }, 'endpoints[0].scheme'],
       [{ ...minimal('x'), endpoints: [{ type: 'Dash', scheme: 'cbcs' }] }, 'endpoints[0].scheme'],
       [{ ...minimal('x'), endpoints: [{ type: 'DashDrm' }, { type: 'Dash', isDrmProtected: true, scheme: 'cenc' }] }, 'endpoints'],
@@ -220,6 +221,12 @@ describeEachDb('Live channels API', (kind) => {
     expect(dashDrm.protectionDetails).toEqual(hlsDrm.protectionDetails);
     expect((await drm())[0].protectionDetails).toEqual(hlsDrm.protectionDetails);
     expect((await t.json('POST', '/drm/v1/tokens', { assetId: id })).status).toBe(200);
+
+    // A watermarked channel takes no DRM endpoints later either: its marked variants are served unencrypted.
+    const marked = (await t.json('POST', '/live/v1/channels', { ...minimal('marked'), isWatermarkProtected: true })).body.id;
+    const refused = await t.json('PATCH', `/live/v1/channels/${marked}`, { endpoints: [{ type: 'DashDrm' }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors.map((e: any) => e.field)).toEqual(['endpoints']);
   });
 
   it('updates a channel: answers id, endpoints and archiveEndpoints; keeps masked secrets; null removes the policy; at most 10 restreams', async () => {

@@ -51,7 +51,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   const qualities = normalizeQualities(body.qualities, p);
   const restreams = normalizeRestreams(body.restreams ?? [], [], p);
   const captionLanguage = checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
-  checkDrm(endpoints, body.latency ?? 'NormalLatency', body.drmKeyMode, p);
+  checkDrm(endpoints, { latency: body.latency ?? 'NormalLatency', drmKeyMode: body.drmKeyMode, isWatermarkProtected: body.isWatermarkProtected ?? false }, p);
   p.throwIfAny();
   const id = newId();
   const keyed = await withChannelKey(ctx, tenantId, id, endpoints, body.drmKeyMode);
@@ -164,7 +164,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
     const qualities = patch.qualities !== undefined ? normalizeQualities(patch.qualities, p) : before.qualities;
     const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
     const captionLanguage = checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
-    checkDrm(endpoints, before.latency, patch.drmKeyMode, p);
+    checkDrm(endpoints, { latency: before.latency, drmKeyMode: patch.drmKeyMode, isWatermarkProtected: before.isWatermarkProtected }, p);
     p.throwIfAny();
     const [after] = await tx
       .update(liveChannels)

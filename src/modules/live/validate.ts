@@ -212,10 +212,21 @@ export function checkCaptionLanguage(code: string | null | undefined, models: Ca
   return code;
 }
 
-/** DRM endpoints: a known key mode, and whole segments only (low-latency parts have no encrypted form). */
-export function checkDrm(endpoints: ChannelEndpointRow[], latency: string, drmKeyMode: string | null | undefined, p: Problems): void {
-  if (drmKeyMode && !(DRM_KEY_MODES as readonly string[]).includes(drmKeyMode))
+/**
+ * DRM endpoints: a known key mode, whole segments only (low-latency parts have no encrypted form), and no forensic
+ * watermarking beside them: the watermarking redirector serves the marked variants unencrypted, which would hand a
+ * DRM channel's pictures out in the clear.
+ */
+export function checkDrm(
+  endpoints: ChannelEndpointRow[],
+  o: { latency: string; drmKeyMode: string | null | undefined; isWatermarkProtected: boolean },
+  p: Problems,
+): void {
+  if (o.drmKeyMode && !(DRM_KEY_MODES as readonly string[]).includes(o.drmKeyMode))
     p.add('drmKeyMode', 'must be SingleKey (one key for every track) or AudioVideoKeys (one key for the video tracks, another for audio)');
-  if (endpoints.some((e) => e.isDrmProtected) && latency === 'ReducedLatency')
+  const drm = endpoints.some((e) => e.isDrmProtected);
+  if (drm && o.latency === 'ReducedLatency')
     p.add('endpoints', 'DRM-protected endpoints are available with latency NormalLatency only (low-latency parts are not encrypted)');
+  if (drm && o.isWatermarkProtected)
+    p.add('endpoints', 'DRM-protected endpoints cannot be combined with isWatermarkProtected (the watermarked variants are not encrypted)');
 }
