@@ -1,5 +1,9 @@
 import { execFile } from 'node:child_process';
+import { createDecipheriv } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from 'vitest';
 
 /** What the DRM end-to-end tests check of encrypted media (test/live.drm.e2e.test.ts and its recordings' cases). */
 
@@ -21,4 +25,21 @@ export async function decode(file: string, keyHex?: string, stream: 'v' | 'a' = 
   const args = ['-v', 'error', ...(keyHex ? ['-decryption_key', keyHex] : []), '-i', file, '-map', `0:${stream}`, '-f', 'md5', '-'];
   const r = (await run('ffmpeg', args).catch((e) => e)) as { stdout: string; stderr: string };
   return { md5: String(r.stdout).trim(), errors: String(r.stderr) };
+}
+
+/**
+ * An HLS AES-128 fMP4 segment decrypted with `key` and `iv` decodes cleanly after its clear init segment, and the bytes
+ * as served do not decode to the same frames. Returns the decoded frames (files written in `dir` as `name`-*.mp4).
+ */
+export async function expectAes128Decrypts(dir: string, name: string, init: Buffer, encrypted: Buffer, key: Buffer, iv: Buffer) {
+  const decipher = createDecipheriv('aes-128-cbc', key, iv);
+  const plain = join(dir, `${name}.mp4`);
+  const garbled = join(dir, `${name}-garbled.mp4`);
+  writeFileSync(plain, Buffer.concat([init, decipher.update(encrypted), decipher.final()]));
+  writeFileSync(garbled, Buffer.concat([init, encrypted]));
+  const frames = await decode(plain);
+  expect(frames.errors).toBe('');
+  expect(frames.md5).toMatch(/^MD5=/);
+  expect((await decode(garbled)).md5).not.toBe(frames.md5);
+  return frames;
 }
