@@ -20,6 +20,12 @@ export const ErrorBody = Type.Object(
 
 export const IdResponse = Type.Object({ id: Type.String() });
 
+/** EndpointInfo `protectionDetails` (spec part 1): the keys of an encrypted endpoint, the same shape in every module. */
+export const ProtectionDetails = Type.Object({
+  keyIds: Type.Array(Type.String(), { description: 'DRM key ids (with `AudioVideoKeys`: the video key, then the audio key)' }),
+  contentId: Type.String({ description: "DRM content id (a live channel's and its recordings': the channel id)" }),
+});
+
 /** Error responses every authenticated operation can give, for the OpenAPI document. */
 export function withErrors<R extends Record<number, TSchema>>(responses: R) {
   const ref = Type.Ref('Error');

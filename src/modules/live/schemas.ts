@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
-import { DateTime, Metadata, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { DateTime, Metadata, ProtectionDetails, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
 const Enum = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values], description: values.join(', ') });
@@ -113,12 +113,7 @@ const EndpointInfo = Type.Object({
   format: Type.String(),
   url: Type.String(),
   protection: Type.String({ description: '`None`, `Aes128` (HlsDrm, AES-128) or `ClearKey` (HlsDrm SAMPLE-AES, DashDrm: EME ClearKey)' }),
-  protectionDetails: Type.Optional(
-    Type.Object({
-      keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),
-      contentId: Type.String({ description: 'DRM content id: the channel id' }),
-    }),
-  ),
+  protectionDetails: Type.Optional(ProtectionDetails),
   type: Type.Optional(Type.String({ description: 'endpoint type of a protected endpoint: `HlsDrm` or `DashDrm`' })),
   isDrmProtected: Type.Optional(Type.Boolean()),
   drmKeyMode: Type.Optional(

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
-import { Attributes, DateTime, Metadata, Tags, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 /** Recorder overlays start at `HH:MM:SS:FF` (frames) or `HH:MM:SS.mmm` into the recording (spec, Overlay). */
 const Overlay = Type.Object({
@@ -96,12 +96,7 @@ const EndpointInfo = Type.Object({
   url: Type.String(),
   preset: Type.Optional(Type.String()),
   protection: Type.String({ description: '`None`; of a recording of a DRM channel, `Aes128` (HLS) or `ClearKey` (DASH CENC)' }),
-  protectionDetails: Type.Optional(
-    Type.Object({
-      keyIds: Type.Array(Type.String(), { description: "the channel's DRM key ids (video first)" }),
-      contentId: Type.String({ description: 'the DRM content id: the channel id (the recording plays with its keys)' }),
-    }),
-  ),
+  protectionDetails: Type.Optional(ProtectionDetails),
   type: Type.Optional(Type.String({ description: 'of an encrypted endpoint: `HlsDrm` or `DashDrm`' })),
   isDrmProtected: Type.Optional(Type.Boolean()),
   drmKeyMode: Type.Optional(Type.String({ description: "the channel's: `SingleKey` or `AudioVideoKeys`" })),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../../platform/paging.ts';
-import { Attributes, DateTime, Metadata, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
+import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
 
 /** Event ids (spec, Event and Limits); a path with another id is a 400, not a 404. */
 export const EVENT_ID_PATTERN = '^[a-zA-Z0-9_-]{1,128}$';
@@ -41,12 +41,7 @@ const EndpointInfo = Type.Object({
   url: Type.Optional(Type.String()),
   preset: Type.Optional(Type.String()),
   protection: Type.String({ description: '`None`, or of a channel with DRM endpoints `Aes128` (HlsDrm, AES-128) or `ClearKey` (HlsDrm SAMPLE-AES, DashDrm)' }),
-  protectionDetails: Type.Optional(
-    Type.Object({
-      keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }),
-      contentId: Type.String({ description: 'DRM content id: the channel id' }),
-    }),
-  ),
+  protectionDetails: Type.Optional(ProtectionDetails),
   durationMilliseconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   size: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   manifest: Type.Optional(Type.String()),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../../platform/paging.ts';
-import { Attributes, DateTime, Metadata, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
+import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
 
 const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String({ minLength: 1, maxLength: 64 }) }),
@@ -65,9 +65,7 @@ const EndpointInfo = Type.Object({
   url: Type.String(),
   preset: Type.String(),
   protection: Type.String({ description: '`None`, `Aes128` (HlsDrm AES-128) or `ClearKey` (DashDrm, and HlsDrm SAMPLE-AES: EME ClearKey)' }),
-  protectionDetails: Type.Optional(
-    Type.Object({ keyIds: Type.Array(Type.String(), { description: 'DRM key ids' }), contentId: Type.String({ description: 'DRM content id' }) }),
-  ),
+  protectionDetails: Type.Optional(ProtectionDetails),
   type: Type.Optional(Type.String({ description: 'endpoint type of an encrypted output: `HlsDrm` or `DashDrm`' })),
   isDrmProtected: Type.Optional(Type.Boolean()),
   drmKeyMode: Type.Optional(
