@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forensicFilters, forensicRenditions, type ForensicArgs } from './forensic.ts';
+import { forensicFilters, forensicVariants, type ForensicArgs } from './forensic.ts';
 import type { InputLoss, LiveRendition } from './types.ts';
 
 export const AUDIO_TRACK = 'audio';
@@ -28,7 +28,7 @@ export interface RunArgs {
 
 /** Every video track a run encodes, in output order: the ladder, then the forensic variants. */
 function encodedRenditions(a: RunArgs): LiveRendition[] {
-  return a.forensic ? [...a.renditions, ...forensicRenditions(a.forensic)] : a.renditions;
+  return a.forensic ? [...a.renditions, ...forensicVariants(a.forensic.rungs.map((f) => f.rung))] : a.renditions;
 }
 
 /** The fragmented MP4 file a low-latency run writes for a track. */

@@ -16,19 +16,9 @@ export const isForensicTrack = (name: string) => FORENSIC_NAME.test(name);
 /** The multivariant playlist of variant A of every marked rung, published beside the channel's own for the redirector. */
 export const FORENSIC_MASTER = 'forensic.m3u8';
 
-/** The marked variants of every marked rung as packager tracks: published with their own playlists, in no channel master or MPD. */
-export const forensicTracks = (w: LiveWatermark) =>
-  w.rungs.flatMap((r) =>
-    ([0, 1] as const).map((v) => ({
-      name: forensicTrack(v, r.name),
-      kind: 'video' as const,
-      width: r.width,
-      height: r.height,
-      frameRate: r.frameRate,
-      bandwidth: r.videoBitrate,
-      forensic: true,
-    })),
-  );
+/** Variants A and B of each marked rung, in output order after the ladder: the rung's encode, under the variant's name. */
+export const forensicVariants = (rungs: LiveRendition[]): LiveRendition[] =>
+  rungs.flatMap((rung) => ([0, 1] as const).map((v) => ({ ...rung, name: forensicTrack(v, rung.name) })));
 
 export interface ForensicRung {
   rung: LiveRendition;
@@ -56,10 +46,6 @@ export async function forensicArgs(w: LiveWatermark, dir: string): Promise<Foren
   }
   return { rungs };
 }
-
-/** The encoded tracks of the marked variants, in output order after the ladder: A and B of each marked rung. */
-export const forensicRenditions = (f: ForensicArgs): LiveRendition[] =>
-  f.rungs.flatMap(({ rung }) => ([0, 1] as const).map((v) => ({ ...rung, name: forensicTrack(v, rung.name) })));
 
 /**
  * The filters of the marked variants, as VOD watermarking (media/watermark/prepare.ts): per marked rung one scaled

@@ -2,13 +2,13 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
-import { forensicArgs, forensicTracks, isForensicTrack, type ForensicArgs } from './forensic.ts';
+import { forensicArgs, forensicVariants, isForensicTrack, type ForensicArgs } from './forensic.ts';
 import { channelCaptioner } from './channelCaptioner.ts';
 import type { LiveCaptioner } from './captions.ts';
 import { Packager, type PackagerSnapshot } from './packager.ts';
 import { protectedPublisher } from './protect.ts';
 import { RunProgress } from './runProgress.ts';
-import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats } from './types.ts';
+import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats, LiveRendition } from './types.ts';
 
 const POLL_MS = 100;
 /** Low latency: a part waits at most this long on disk before it is published. */
@@ -74,18 +74,18 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     else o?.resolve();
   };
 
+  const videoTrack = (r: LiveRendition) => ({
+    name: r.name,
+    kind: 'video' as const,
+    width: r.width,
+    height: r.height,
+    frameRate: r.frameRate,
+    bandwidth: r.videoBitrate,
+  });
   const tracks = [
-    ...(o.audioOnly
-      ? []
-      : o.renditions.map((r) => ({
-          name: r.name,
-          kind: 'video' as const,
-          width: r.width,
-          height: r.height,
-          frameRate: r.frameRate,
-          bandwidth: r.videoBitrate,
-        }))),
-    ...(o.watermark && !o.audioOnly ? forensicTracks(o.watermark) : []),
+    ...(o.audioOnly ? [] : o.renditions.map(videoTrack)),
+    // The marked variants: published with their own playlists, in no channel master or MPD.
+    ...(o.watermark && !o.audioOnly ? forensicVariants(o.watermark.rungs).map((r) => ({ ...videoTrack(r), forensic: true })) : []),
     { name: AUDIO_TRACK, kind: 'audio' as const, bandwidth: audioBandwidth },
   ];
   let forensic: ForensicArgs | undefined;

@@ -155,24 +155,41 @@ export async function liveMasterPlaylist(ctx: PlatformContext, a: Playable): Pro
 }
 
 /**
- * A live channel's audio playlist for one viewer: the channel's own (its window, media sequence numbers,
- * discontinuities, program date-times), low-latency tags dropped, every segment through the redirector (unmarked, so
- * the same for every viewer, but a revoked session's token stops getting them at once) and the init segment a signed
- * URL, fresh at every reload, as the video rungs'.
+ * The channel's media playlist of `track` (its window, media sequence numbers, discontinuities, program date-times) as
+ * one viewer's: low-latency tags dropped, the init segment a short-lived signed URL (the playlist is fetched again
+ * every target duration, so it is always fresh), every segment through the redirector as
+ * `segments/<n>.m4s?rendition=<rendition>`. Segments after `last` are cut with their tags.
  */
-async function liveAudioPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
-  const text = (await readObject(ctx, `${prefix}${AUDIO_TRACK}.m3u8`))?.toString('utf8');
-  if (text === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has no audio, or has published no segment yet');
-  const segment = new RegExp(`^${AUDIO_TRACK}/([0-9]+)\\.m4s$`);
+async function viewerPlaylist(ctx: PlatformContext, prefix: string, text: string, track: string, rendition: string, last = Infinity): Promise<string> {
+  const segment = new RegExp(`^${track}/([0-9]+)\\.m4s$`);
   const out: string[] = [];
+  /** Where the tags of the segment being read begin. */
+  let segmentStart = 0;
   for (const line of text.split('\n')) {
     if (PART_TAGS.test(line)) continue;
     const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
     const n = segment.exec(line)?.[1];
     if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
-    else out.push(n === undefined ? line : `segments/${n}.m4s?rendition=${AUDIO_RENDITION}`);
+    else if (n !== undefined) {
+      if (Number(n) > last) {
+        out.length = segmentStart;
+        break;
+      }
+      out.push(`segments/${n}.m4s?rendition=${rendition}`);
+      segmentStart = out.length;
+    } else out.push(line);
   }
   return out.join('\n');
+}
+
+/**
+ * A live channel's audio playlist for one viewer: unmarked, so the same for every viewer, but through the redirector
+ * so that a revoked session's token stops getting it at once.
+ */
+async function liveAudioPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
+  const text = (await readObject(ctx, `${prefix}${AUDIO_TRACK}.m3u8`))?.toString('utf8');
+  if (text === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has no audio, or has published no segment yet');
+  return viewerPlaylist(ctx, prefix, text, AUDIO_TRACK, AUDIO_RENDITION);
 }
 
 /**
@@ -191,24 +208,7 @@ export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string, re
   if (a === undefined || b === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
   // The variants are published one after the other: a segment is listed once B has it too.
   const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${trackB}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));
-  const out: string[] = [];
-  /** Where the tags of the segment being read begin: a segment not in both is cut with its tags. */
-  let segmentStart = 0;
-  for (const line of a.split('\n')) {
-    if (PART_TAGS.test(line)) continue;
-    const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
-    const segment = new RegExp(`^${trackA}/([0-9]+)\\.m4s$`).exec(line);
-    if (map) out.push(`#EXT-X-MAP:URI="${await ctx.store.presignGet(prefix + map[1], SEGMENT_URL_TTL_S)}"`);
-    else if (segment) {
-      if (Number(segment[1]) > lastOfB) {
-        out.length = segmentStart;
-        break;
-      }
-      out.push(`segments/${segment[1]}.m4s?rendition=${rung}`);
-      segmentStart = out.length;
-    } else out.push(line);
-  }
-  return out.join('\n');
+  return viewerPlaylist(ctx, prefix, a, trackA, rung, lastOfB);
 }
 
 /**
