@@ -64,7 +64,7 @@ type Publish = (key: string, body: Buffer, contentType: string) => Promise<void>
  */
 export function protectedMaster(master: string, e: OutputEncryption): string {
   const tracks = masterTracks(master).filter((t) => t !== CAPTION_TRACK);
-  const kinds = [...new Set(tracks.map(kindOf))].sort((a, b) => (a === 'video' ? -1 : b === 'video' ? 1 : 0));
+  const kinds = (['video', 'audio'] as const).filter((k) => tracks.some((t) => kindOf(t) === k));
   return withSessionKeys(
     master,
     kinds.map((k) => hlsKeyLine(encryptionOf(e, k))),
