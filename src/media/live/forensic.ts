@@ -13,6 +13,8 @@ export const FORENSIC_VARIANTS = ['wmA', 'wmB'] as const;
 export const forensicTrack = (variant: 0 | 1, rung: string) => `${FORENSIC_VARIANTS[variant]}-${rung}`;
 const FORENSIC_NAME = /^wm[AB]-/;
 export const isForensicTrack = (name: string) => FORENSIC_NAME.test(name);
+/** The rung a variant's track marks (`wmB-360p` → `360p`). */
+export const forensicRungOf = (name: string) => name.replace(FORENSIC_NAME, '');
 /** The multivariant playlist of variant A of every marked rung, published beside the channel's own for the redirector. */
 export const FORENSIC_MASTER = 'forensic.m3u8';
 

@@ -14,7 +14,7 @@ export type {
 } from './types.ts';
 export { startRtmpIngest } from './ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
-export { FORENSIC_MASTER, forensicTrack, isForensicTrack } from './forensic.ts';
+export { FORENSIC_MASTER, forensicRungOf, forensicTrack, isForensicTrack } from './forensic.ts';
 export { AUDIO_TRACK } from './args.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';

@@ -1,7 +1,7 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlatformContext } from '../../context.ts';
-import { forensicTrack, isForensicTrack } from '../../media/live/index.ts';
+import { forensicRungOf, forensicTrack, isForensicTrack } from '../../media/live/index.ts';
 import type { PackagerSnapshot } from '../../media/live/packager.ts';
 import { GRID_CELLS } from '../../media/watermark/pattern.ts';
 import { SAMPLE_FPS } from '../../media/watermark/prepare.ts';
@@ -25,7 +25,8 @@ async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
 
 /**
  * A live channel's reference, built when a detection needs it rather than kept while the channel runs: the retained
- * segments of both variants of one marked rung (the picture on the detection grid is the same at every rung) (the channel's `retentionSeconds`) are decoded to the grid and averaged, A + B over 2
+ * segments (the channel's `retentionSeconds`) of both variants of one marked rung (the picture on the detection grid is
+ * the same at every rung) are decoded to the grid and averaged, A + B over 2
  * being the unmarked picture (what the encoder did to the mark cancels). The segment list (sequence numbers, decode
  * times, durations) is the packager's saved state, the one a takeover continues from. Undefined when the channel
  * has published nothing (or nothing is retained).
@@ -42,7 +43,8 @@ export async function liveReference(
   if (!saved) return undefined;
   const snapshot = JSON.parse(saved.toString('utf8')) as PackagerSnapshot;
   const marked = snapshot.tracks.filter((t) => isForensicTrack(t.name)).sort((a, b) => (b.height ?? 0) - (a.height ?? 0));
-  const rung = (marked.find((t) => t.height === height) ?? marked[0])?.name.replace(/^wm[AB]-/, '');
+  const track = (marked.find((t) => t.height === height) ?? marked[0])?.name;
+  const rung = track && forensicRungOf(track);
   if (!rung) return undefined;
   const tracks = ([0, 1] as const).map((v) => snapshot.tracks.find((t) => t.name === forensicTrack(v, rung)));
   const timescale = tracks[0]?.timescale;
