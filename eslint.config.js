@@ -3,7 +3,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'data/', 'node_modules/', 'migrations/'] },
+  // sdk/src/openapi.ts is generated (scripts/sdk-types.ts).
+  { ignores: ['dist/', 'sdk/dist/', 'sdk/src/openapi.ts', 'data/', 'node_modules/', 'migrations/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,6 +19,8 @@ export default tseslint.config(
         setInterval: 'readonly',
         clearInterval: 'readonly',
         setImmediate: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
       },
     },
     rules: {
@@ -37,7 +40,32 @@ export default tseslint.config(
         fetch: 'readonly',
         performance: 'readonly',
         addEventListener: 'readonly',
+        navigator: 'readonly',
+        Blob: 'readonly',
         URLSearchParams: 'readonly',
+      },
+    },
+  },
+  {
+    // The console's ES modules run in the tenant's browser, as served (web/console/, docs/decisions/console.md).
+    files: ['web/console/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        sessionStorage: 'readonly',
+        localStorage: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        navigator: 'readonly',
+        performance: 'readonly',
+        confirm: 'readonly',
+        setTimeout: 'readonly',
+        Node: 'readonly',
+        AbortController: 'readonly',
       },
     },
   },

@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Tests use the SDK's sources, as tsconfig.json's paths do (the CLI's build uses its compiled package).
+  resolve: {
+    alias: [
+      { find: /^@mediaplane\/sdk$/, replacement: new URL('./sdk/src/index.ts', import.meta.url).pathname },
+      { find: /^@mediaplane\/sdk\/node$/, replacement: new URL('./sdk/src/node.ts', import.meta.url).pathname },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/globalSetup.ts'],

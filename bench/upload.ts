@@ -239,7 +239,7 @@ function writeVideo(path: string, mib: number): string {
 }
 
 /** Random bytes, 16 MiB of them repeated with a counter so that no two MiB are alike; returns the MD5. */
-function writeSource(path: string, size: number): string {
+export function writeSource(path: string, size: number): string {
   const block = randomBytes(16 * 1024 * 1024);
   const hash = createHash('md5');
   writeFileSync(path, '');
@@ -274,7 +274,7 @@ function threadCpu(pid: number): Map<string, number> {
   return out;
 }
 
-function md5File(path: string): string {
+export function md5File(path: string): string {
   return execFileSync('md5sum', [path], { encoding: 'utf8' }).split(' ')[0];
 }
 
@@ -286,7 +286,7 @@ function clientCpu(): number {
 }
 
 /** One curl for all parts, `inFlight` at a time, as `curl --parallel` does; answers the ETags in part order. */
-async function curlParts(urls: string[], partsDir: string, inFlight: number): Promise<string[]> {
+export async function curlParts(urls: string[], partsDir: string, inFlight: number): Promise<string[]> {
   const args = ['-sS', '--no-progress-meter', '--fail', '--parallel', '--parallel-max', String(inFlight), '-o', '/dev/null', '-w', '%{url} %header{etag}\\n'];
   urls.forEach((url, i) => args.push('-T', join(partsDir, `p${String(i).padStart(4, '0')}`), url));
   const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -334,7 +334,7 @@ function putPart(url: string, file: string, start: number, length: number): Prom
   });
 }
 
-async function json(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+export async function json(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
   const res = await fetch(url, {
     method,
     headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -356,7 +356,7 @@ const waitUp = (base: string) =>
     { timeoutMs: 60_000, everyMs: 200, what: 'the server to start' },
   );
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

@@ -204,7 +204,13 @@ export async function run(argv: string[]): Promise<void> {
     const tenants: string[] = [];
     for (const [k, r] of receivers.entries()) {
       const t = await createTenant(platform.ctx.db, `bench-${process.pid}-${k}`);
-      await createWebhook(platform.ctx.db, config.webhooks, t.id, { name: `bench ${k}`, url: r.url, eventTypes: ['vod.asset.updated'] });
+      await createWebhook(
+        platform.ctx.db,
+        config.webhooks,
+        t.id,
+        { name: `bench ${k}`, url: r.url, eventTypes: ['vod.asset.updated'] },
+        platform.ctx.catalogue.eventTypes,
+      );
       tenants.push(t.id);
     }
     const { secret } = await getSignatureSecret(platform.ctx.db, tenants[0]);

@@ -9,7 +9,9 @@ import { registerHealth } from './platform/health.ts';
 import { registerIdSpelling } from './platform/ids.ts';
 import { registerMetrics } from './platform/metrics.ts';
 import { registerOpenApi } from './platform/openapi.ts';
+import { registerBodyDrain } from './platform/bodyDrain.ts';
 import { registerBodyParsing } from './platform/parsing.ts';
+import { registerResponseCheck } from './platform/responseCheck.ts';
 import { registerRateLimit } from './platform/rateLimit.ts';
 import { registerRequestIds, requestIdOf } from './platform/requestContext.ts';
 import { ajvOptions, buildValidator } from './platform/validation.ts';
@@ -55,6 +57,9 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   registerErrorHandling(app);
   registerHostRequirement(app);
   registerBodyParsing(app);
+  // The rest of a refused body is read before the refusal is sent: up to 4 times the limit (16 MiB at least), 10 s.
+  registerBodyDrain(app, { maxBytes: Math.max(16 * 1024 * 1024, 4 * config.bodyLimitBytes), maxMs: 10_000 });
+  if (config.responseCheck) registerResponseCheck(app);
   registerIdSpelling(app);
   registerRequestIds(app);
   await registerOpenApi(app, config.publicUrl.origin);

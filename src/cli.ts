@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerTenantCommands } from './cli/tenant/commands.ts';
 import { environmentWith, loadConfig } from './config.ts';
 
 // Each command imports what it needs when it runs: `--help`, or `tenant list` beside a running server, loads neither
@@ -86,6 +87,9 @@ program
     const { restore } = await import('./cli/backup.ts');
     await restore(loadConfig(), source, opts);
   });
+
+// A tenant's commands, through the API with the SDK: login, upload, assets, files, channels, webhooks, keys, completion.
+registerTenantCommands(program);
 
 program.parseAsync().catch((e) => {
   console.error(e instanceof Error ? e.message : e);

@@ -1,10 +1,23 @@
-import { resolve } from 'node:path';
-import { PROCESS_ROLES, type ProcessRole } from './platform/module.ts';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/**
+ * What a process runs (`MEDIAPLANE_ROLE`): `api` (HTTP), `worker` (jobs and sweepers), `live` (live channels); `all`
+ * runs every role in one process. A manifest's workers name theirs. Named apart from `platform/roles.ts`'s `Role`, the
+ * access roles of API keys.
+ */
+export const PROCESS_ROLES = ['api', 'worker', 'live'] as const;
+export type ProcessRole = (typeof PROCESS_ROLES)[number];
 
 /** Every environment variable the platform reads, parsed and validated once. */
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Where a `worker` or `live` process, which serves no API, answers `/healthz`, `/readyz` and `/metrics` (a container's
+   * health check, a scraper); unset: such a process opens no HTTP port. `api` and `all` answer them on `port`.
+   */
+  healthPort: number | undefined;
   /** Public base URL; tenant hosts are `{tenant}.{hostname of this URL}`. */
   publicUrl: URL;
   dataDir: string;
@@ -17,7 +30,7 @@ export interface Config {
   metricsToken: string | undefined;
   oauthTokenTtlSeconds: number;
   logLevel: string;
-  /** `all` (default): every role in one process; `api`, `worker` or `live` to scale them apart (`platform/module.ts`). */
+  /** `all` (default): every role in one process; `api`, `worker` or `live` to scale them apart (`PROCESS_ROLES`). */
   role: 'all' | ProcessRole;
   /** Transcodes one worker process runs at once; each ffmpeg already uses every core. */
   transcodeConcurrency: number;
@@ -25,6 +38,10 @@ export interface Config {
   transcodeLeaseSeconds: number;
   /** How often a worker re-queues outputs of a dead worker and removes expired outputs. */
   sweepIntervalMs: number;
+  /** A video source longer than this is encoded in chunks by any worker (the chunked path); 0 turns it off. */
+  chunkThresholdSeconds: number;
+  /** Source seconds per chunk of the chunked path (rounded up to whole segments of the preset). */
+  chunkSeconds: number;
   /** S3 region when `MEDIAPLANE_STORAGE_URL` names none. */
   awsRegion: string;
   /** `s3://bucket?endpoint=...&region=...&forcePathStyle=true`; unset means files under `<dataDir>/objects`. */
@@ -45,8 +62,10 @@ export interface Config {
   previewTtlSeconds: number;
   /** Events (and their deliveries) older than this many days are deleted once delivered; 0 keeps them forever. */
   eventRetentionDays: number;
-  /** Fetch tenant-given URLs (overlay pictures) from private, loopback and link-local addresses too. */
+  /** Fetch tenant-given URLs (overlay pictures, file imports) from private, loopback and link-local addresses too. */
   fetchAllowPrivate: boolean;
+  /** A file imported from a URL larger than this many bytes ends in Error. */
+  importMaxBytes: number;
   /** Memory for rendered list pages (`src/platform/listCache.ts`), per process; 0 turns the cache off. */
   listCacheBytes: number;
   /** Requests per tenant per minute (`src/platform/rateLimit.ts`); 0 turns rate limiting off. */
@@ -55,6 +74,8 @@ export interface Config {
   beaconRateLimitPerMinute: number;
   /** JSON request bodies larger than this are refused with 413 before they are read. */
   bodyLimitBytes: number;
+  /** Check every documented response against the OpenAPI document (tests; platform/responseCheck.ts). */
+  responseCheck: boolean;
   /** `serve` exits this long after SIGTERM/SIGINT even if requests or jobs have not finished by then. */
   shutdownTimeoutSeconds: number;
   webhooks: WebhookConfig;
@@ -205,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     port: int('PORT', env.PORT, 8080),
     host: env.HOST ?? '0.0.0.0',
+    healthPort: env.MEDIAPLANE_HEALTH_PORT ? port('MEDIAPLANE_HEALTH_PORT', env.MEDIAPLANE_HEALTH_PORT, 0) : undefined,
     publicUrl,
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -217,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     transcodeConcurrency: Math.max(1, int('MEDIAPLANE_TRANSCODE_CONCURRENCY', env.MEDIAPLANE_TRANSCODE_CONCURRENCY, 1)),
     transcodeLeaseSeconds: positive('MEDIAPLANE_TRANSCODE_LEASE_SECONDS', env.MEDIAPLANE_TRANSCODE_LEASE_SECONDS, 30),
     sweepIntervalMs: positive('MEDIAPLANE_SWEEP_INTERVAL_MS', env.MEDIAPLANE_SWEEP_INTERVAL_MS, 10_000),
+    chunkThresholdSeconds: int('MEDIAPLANE_CHUNK_THRESHOLD_SECONDS', env.MEDIAPLANE_CHUNK_THRESHOLD_SECONDS, 240),
+    chunkSeconds: positive('MEDIAPLANE_CHUNK_SECONDS', env.MEDIAPLANE_CHUNK_SECONDS, 60),
     awsRegion: env.AWS_REGION || 'us-east-1',
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
     urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
@@ -228,10 +252,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     previewTtlSeconds: int('MEDIAPLANE_PREVIEW_TTL_SECONDS', env.MEDIAPLANE_PREVIEW_TTL_SECONDS, 3600),
     eventRetentionDays: int('MEDIAPLANE_EVENT_RETENTION_DAYS', env.MEDIAPLANE_EVENT_RETENTION_DAYS, 30),
     fetchAllowPrivate: bool('MEDIAPLANE_FETCH_ALLOW_PRIVATE', env.MEDIAPLANE_FETCH_ALLOW_PRIVATE, false),
+    importMaxBytes: positive('MEDIAPLANE_IMPORT_MAX_BYTES', env.MEDIAPLANE_IMPORT_MAX_BYTES, 30 * 1024 ** 3),
     listCacheBytes: int('MEDIAPLANE_LIST_CACHE_MB', env.MEDIAPLANE_LIST_CACHE_MB, 64) * 1024 * 1024,
     rateLimitPerMinute: int('MEDIAPLANE_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_RATE_LIMIT_PER_MINUTE, 60_000),
     beaconRateLimitPerMinute: int('MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE, 30_000),
     bodyLimitBytes: positive('MEDIAPLANE_BODY_LIMIT_KB', env.MEDIAPLANE_BODY_LIMIT_KB, 1024) * 1024,
+    responseCheck: bool('MEDIAPLANE_RESPONSE_CHECK', env.MEDIAPLANE_RESPONSE_CHECK, false),
     shutdownTimeoutSeconds: positive('MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS', env.MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS, 30),
     webhooks: {
       timeoutMs: positive('MEDIAPLANE_WEBHOOK_TIMEOUT_MS', env.MEDIAPLANE_WEBHOOK_TIMEOUT_MS, 5000),
@@ -265,5 +291,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       captionModelsDir: resolve(env.MEDIAPLANE_CAPTION_MODELS_DIR || '/usr/share/pocketsphinx/model'),
     },
     ...overrides,
+  };
+}
+
+/**
+ * The tenant CLI's own settings (`mediaplane login`, `upload`, `assets` ...: src/cli/tenant/): where profiles are
+ * kept, and the credentials and profile the environment gives, which override the stored profile's. Separate from
+ * `loadConfig`: a tenant's commands never read (nor fail on) the server's settings.
+ */
+export interface TenantCliSettings {
+  /** `$XDG_CONFIG_HOME/mediaplane`, else `~/.config/mediaplane`. */
+  configDir: string;
+  profile: string | undefined;
+  url: string | undefined;
+  tenantId: string | undefined;
+  apiKey: string | undefined;
+}
+
+export function tenantCliSettings(env: NodeJS.ProcessEnv = process.env, home = homedir()): TenantCliSettings {
+  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(env.HOME || home, '.config');
+  return {
+    configDir: join(base, 'mediaplane'),
+    profile: env.MEDIAPLANE_PROFILE || undefined,
+    url: env.MEDIAPLANE_URL || undefined,
+    tenantId: env.MEDIAPLANE_TENANT_ID || undefined,
+    apiKey: env.MEDIAPLANE_API_KEY || undefined,
   };
 }

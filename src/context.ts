@@ -1,6 +1,7 @@
 import type { Config } from './config.ts';
 import type { Database, Db } from './db/client.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { ModuleCatalogue } from './platform/catalogue.ts';
 import type { ListCache } from './platform/listCache.ts';
 import type { Logger } from './platform/logger.ts';
 import type { Metrics } from './platform/metrics.ts';
@@ -18,6 +19,8 @@ export interface PlatformContext {
   listCache?: ListCache;
   /** The Prometheus metrics served at `/metrics`. */
   metrics: Metrics;
+  /** What the modules give each other through their manifests, collected at start. */
+  catalogue: ModuleCatalogue;
 }
 
 /**

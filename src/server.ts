@@ -1,18 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import type { Config, ProcessRole } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { lockDataDir } from './db/lock.ts';
 import { resolveAdminToken } from './platform/adminToken.ts';
 import type { PlatformContext } from './context.ts';
-import { JobQueue } from './jobs/queue.ts';
-import { MODULES, moduleEventTypes, setModuleCatalogues } from './modules/index.ts';
-import { setEventCatalogue } from './platform/events.ts';
+import { JOBS_CHANNEL, JobQueue } from './jobs/queue.ts';
+import { listenForCommits } from './platform/wakeup.ts';
+import { MODULES } from './modules/index.ts';
+import { catalogueOf } from './platform/catalogue.ts';
 import { ListCache } from './platform/listCache.ts';
 import { platformLogger, type LoggerSetting } from './platform/logger.ts';
 import { shutdownStep } from './platform/shutdown.ts';
 import { Metrics } from './platform/metrics.ts';
-import type { ProcessRole } from './platform/module.ts';
 import { openObjectStore } from './storage/open.ts';
 
 export interface Platform {
@@ -48,21 +48,28 @@ export async function openPlatform(
   const stopWorkers: (() => Promise<void>)[] = [];
   const stopNames: string[] = [];
   try {
-    setEventCatalogue(moduleEventTypes());
-    setModuleCatalogues();
     database = await openDatabase(config);
-    opts.onProgress?.('Creating the tables...');
-    await database.migrate();
-    const metrics = new Metrics();
-    opts.onProgress?.('Setting up the job queue...');
-    jobs = await JobQueue.start(database, log, metrics);
     const opened = database;
+    const metrics = new Metrics();
+    // Processes of a deployment start together (compose.yaml, an upgrade): one at a time creates or migrates the schema.
+    jobs = await database.exclusively(async () => {
+      opts.onProgress?.('Creating the tables...');
+      await opened.migrate();
+      opts.onProgress?.('Setting up the job queue...');
+      const queue = await JobQueue.start(opened, log, metrics);
+      try {
+        // Every role: the API sends to these queues in its own transactions, workers work them.
+        for (const job of MODULES.flatMap((m) => m.jobs ?? [])) await queue.create(job);
+      } catch (e) {
+        await queue.stop().catch(() => {});
+        throw e;
+      }
+      return queue;
+    });
     metrics.readFrom({ jobCounts: () => jobs!.counts(), pool: () => opened.poolUse?.() });
-    // Every role: the API sends to these queues in its own transactions, workers work them.
-    for (const job of MODULES.flatMap((m) => m.jobs ?? [])) await jobs.create(job);
     const store = await openObjectStore(config);
     const listCache = config.listCacheBytes ? new ListCache(config.listCacheBytes) : undefined;
-    const ctx: PlatformContext = { config, database, db: database.db, jobs, store, log, listCache, metrics };
+    const ctx: PlatformContext = { config, database, db: database.db, jobs, store, log, listCache, metrics, catalogue: catalogueOf(MODULES) };
     const admin = resolveAdminToken(config.dataDir, config.adminToken);
     if (admin.created && admin.path) opts.onAdminTokenCreated?.(admin.token, admin.path);
     const app = await buildApp(ctx, { adminToken: admin.token, logger: logRequests });
@@ -73,6 +80,13 @@ export async function openPlatform(
         stopWorkers.push(stop);
         stopNames.push(`${module.name}/${worker.start.name}`);
       }
+    }
+    // Workers start a job when the transaction that sent it commits (JOBS_CHANNEL), not at their next poll; the poll
+    // covers a missed notification. A process with no workers has nothing to wake.
+    if (stopWorkers.length > 0) {
+      const stopListening = await listenForCommits(ctx, JOBS_CHANNEL, (name) => jobs!.wake(name || undefined));
+      stopWorkers.unshift(stopListening);
+      stopNames.unshift('job wake-up');
     }
     const queue = jobs;
     return {

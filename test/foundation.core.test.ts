@@ -43,6 +43,23 @@ describeEachDb('Core', (kind) => {
     }
   });
 
+  it("GET /core/v1/settings/tenant/{id} (not in the spec) answers the own tenant and the calling key's role; another tenant is 404", async () => {
+    const own = await t.json('GET', `/core/v1/settings/tenant/${t.id}`);
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({
+      id: t.id,
+      name: t.name,
+      status: 'Active',
+      message: 'The tenant is Active',
+      roleType: 'Admin',
+      grants: ['read', 'write', 'manage'],
+    });
+    const viewer = as((await createKey('console viewer', 'Viewer')).key);
+    expect((await viewer.json('GET', `/core/v1/settings/tenant/${t.id}`)).body).toMatchObject({ name: t.name, roleType: 'Viewer', grants: ['read'] });
+    const other = await p.createTenant();
+    expect((await t.json('GET', `/core/v1/settings/tenant/${other.id}`)).status).toBe(404);
+  });
+
   it('POST /core/v1/api-key creates a key (id, name, roleType, key shown once) that works at once', async () => {
     const created = await createKey('ci deploy', 'Editor');
     expect(created.id).toMatch(UUID);
@@ -172,11 +189,16 @@ describeEachDb('Core', (kind) => {
     }
   });
 
-  it('ignores unknown body properties', async () => {
+  it('refuses unknown body properties, naming each, and creates nothing (issue 25, item 5)', async () => {
     const res = await t.json('POST', '/core/v1/api-key', { name: 'extra', roleType: 'Viewer', color: 'blue', nested: { a: 1 } });
-    expect(res.status).toBe(200);
-    expect(res.body.name).toBe('extra');
-    expect(res.body).not.toHaveProperty('color');
+    expect(res.status).toBe(400);
+    expect(res.body.status.code).toBe('validation_failed');
+    expect(res.body.errors).toEqual([
+      { field: 'color', message: 'is not allowed here' },
+      { field: 'nested', message: 'is not allowed here' },
+    ]);
+    const keys = await t.json('GET', '/core/v1/api-key?limit=1000');
+    expect(keys.body.items.map((k: { name: string }) => k.name)).not.toContain('extra');
   });
 
   it('keys are stored hashed: the secret appears nowhere in the database', async () => {

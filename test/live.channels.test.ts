@@ -238,12 +238,16 @@ describeEachDb('Live channels API', (kind) => {
       accessPolicyId: null,
       endpoints: [{ type: 'Hls', hasVerticalOrientation: true }],
       // Sent back as read: the masked password and stream key keep the stored ones.
-      input: { mp4Sources: conf.input.mp4Sources, inputLoss: { color: '#000000' } },
-      restreams: conf.restreams,
+      input: { mp4Sources: conf.input.mp4Sources.map(({ hasExistingPassword: _h, ...m }: any) => m), inputLoss: { color: '#000000' } },
+      // What the client can set: a destination's status and last error are the server's (refused if sent, issue 25 item 5).
+      restreams: conf.restreams.map((r: any) => ({
+        ...r,
+        rtmpDestinations: r.rtmpDestinations.map(({ status: _s, lastError: _e, ...d }: any) => d),
+      })),
       // Matched to the installed model without regard to case, stored as the model spells it.
       aiLiveCaptioningLanguageCode: 'en-us',
     });
-    expect(res.status).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({
       id,
       endpoints: [

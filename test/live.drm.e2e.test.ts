@@ -235,7 +235,13 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     ]);
     const [rangeHls, rangeDash, , rangeSampleAes] = endpoints.map((e) => e.url as string);
     expect(rangeSampleAes).toMatch(/\/cbcs\/range\/\d+-\d+\/master\.m3u8$/);
-    expect(await (await p.fetch(rangeSampleAes.replace('master.m3u8', '180p.m3u8'))).text()).toContain('#EXT-X-KEY:METHOD=SAMPLE-AES,');
+    // A range's playlist lists its segments (and their key) once the channel has published the first of the range.
+    const sampleAesVariant = await until(
+      async () => (await p.fetch(rangeSampleAes.replace('master.m3u8', '180p.m3u8'))).text(),
+      (text) => text.includes('.m4s'),
+      { timeoutMs: 60_000, what: 'a segment in the SAMPLE-AES range playlist' },
+    );
+    expect(sampleAesVariant).toContain('#EXT-X-KEY:METHOD=SAMPLE-AES,');
     expect(rangeHls).toMatch(/\/aes128\/range\/\d+-\d+\/master\.m3u8$/);
     // The clear range (the same path without the endpoint's prefix) is not served.
     expect((await p.fetch(rangeHls.replace('/aes128/', '/'))).status).toBe(404);
@@ -272,9 +278,10 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     expect(played.error).toBeUndefined();
     expect(played.videoHeight).toBe(180);
     expect(played.times.at(-1)!).toBeGreaterThan(played.times[0]!);
-    // Without a token the license is refused: the init segment gives the picture's size, but the playhead never moves.
+    // Without a token the license is refused: the init segment gives the picture's size, but the playhead never moves
+    // (dash.js may place it once, at the live edge, before it stalls).
     const refused = await play(browser, page.url, cbcs.url, { player: 'dash', seconds: 3, drmToken: '' });
-    expect(new Set(refused.times).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
+    expect(new Set(refused.times.filter((x) => x > 0)).size, JSON.stringify(refused.times)).toBeLessThanOrEqual(1);
   });
 
   it('plays the SAMPLE-AES endpoint in hls.js through EME ClearKey (both keys) with a DRM token, and not without', async () => {

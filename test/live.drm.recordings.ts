@@ -169,8 +169,9 @@ export function drmRecordingCases(get: () => DrmChannel): void {
     ];
     const first = await until(
       async () => (await p.fetch(recDash)).text(),
-      (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
-      { timeoutMs: 30_000, what: 'the running recording has a dynamic MPD' },
+      // Both tracks: on a loaded machine the recorder's first pass may have copied a video segment and no audio yet.
+      (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S ') && mpd.includes('contentType="audio"'),
+      { timeoutMs: 30_000, what: 'the running recording has a dynamic MPD with both tracks' },
     );
     // Every Period's audio and video adaptation sets name their key.
     for (const period of first.split('<Period').slice(1))

@@ -151,7 +151,7 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
     expect(isColour(await waitPicture(id, 'the input-loss colour', (px) => isColour(px, 'green')), 'green')).toBe(true);
 
     // The stream key over RTMP is refused: the channel takes SRT. A wrong passphrase is refused by SRT's handshake.
-    expect(runner.authorize(key, '127.0.0.1')).toEqual({ refused: expect.stringMatching(/SRT/) });
+    expect(await runner.authorize(key, '127.0.0.1')).toEqual({ refused: expect.stringMatching(/SRT/) });
     expect(await push(url.replace(key, 'not-the-passphrase-at-all'), 'pattern').exited).not.toBe(0);
 
     let caller = push(url, 'pattern');

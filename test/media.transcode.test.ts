@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
+import { mpdDurationMs } from '../src/media/finish.ts';
 import { listFiles } from '../src/media/files.ts';
 import { readMediaPlaylist } from '../src/media/hls.ts';
 import { inspect } from '../src/media/inspect.ts';
@@ -289,6 +290,27 @@ describe('MP4 downloads', () => {
       // Audio and video start together (the TS offset is gone).
       near(video[0].startTime! * 1000, audio[0].startTime! * 1000, 50);
     }
+  });
+
+  it('lasts as long as its source within a frame, every track from 0: an MP4 cut from HLS, an MPD', async () => {
+    // 2.96 s at 25 fps: not a whole tenth of a second (ffmpeg writes an MPD's duration cut down to one), and the
+    // presets' B-frames put the first decode time a few frames before the first picture.
+    const clip = await makeClip(dir, 'odd', { width: 320, height: 180, fps: 25, seconds: 2.96, audio: [{ language: 'eng', frequency: 440 }] });
+    const frameMs = 40;
+    const source = (await probeOutput(clip)).info.durationMs;
+    const preset = (id: string) => PRESETS.find((p) => p.id === id)!;
+    const download = out();
+    const mp4 = (await transcode({ input: clip, tracks: [ENG], preset: preset('hls-h264-ladder-download'), outDir: download })).endpoints.find(
+      (e) => e.format === 'MP4',
+    )!;
+    const { video, audio, info } = await probeOutput(join(download, mp4.manifest));
+    for (const s of [...video, ...audio]) near(s.startTime! * 1000, 0, frameMs);
+    near(info.durationMs, source, frameMs);
+    near(mp4.durationMilliseconds, source, frameMs);
+    const dashDir = out();
+    const dash = (await transcode({ input: clip, tracks: [ENG], preset: preset('dash-h264-ladder'), outDir: dashDir })).endpoints[0]!;
+    near(mpdDurationMs(readFileSync(join(dashDir, dash.manifest), 'utf8')), source, frameMs);
+    near(dash.durationMilliseconds, source, frameMs);
   });
 
   it('encodes MP4 files directly when the preset has no streaming packaging', async () => {

@@ -127,4 +127,36 @@ describeEachDb('signing secret rotation', (kind) => {
       expect(res.body.errors[0].field).toBe('overlapSeconds');
     }
   });
+
+  it('takes no body or an empty one (the default overlap), refuses null, [] and "x", and the document says the body is optional (issue 25, item 6)', async () => {
+    const t = await p.createTenant();
+    const rotate = (body?: string, headers: Record<string, string> = {}) =>
+      fetch(`${p.baseUrl}/notifications/v1/webhook/signature-secret/rotate`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.key, 'x-tenant-id': t.id, ...headers },
+        body,
+      });
+    const json = { 'content-type': 'application/json' };
+    for (const [body, headers] of [
+      [undefined, {}],
+      ['', json],
+      [undefined, json],
+      ['{}', json],
+    ] as const) {
+      const res = await rotate(body, headers);
+      expect(res.status, JSON.stringify([body, headers])).toBe(200);
+      expect((await res.json()).previousSecretExpirationDate).not.toBeNull();
+    }
+    for (const body of ['null', '[]', '"x"']) {
+      const res = await rotate(body, json);
+      expect(res.status, body).toBe(400);
+      expect((await res.json()).errors, body).toEqual([{ field: 'body', message: 'must be an object' }]);
+    }
+    const doc = await (await fetch(`${p.baseUrl}/openapi.json`)).json();
+    const op = doc.paths['/notifications/v1/webhook/signature-secret/rotate'].post;
+    expect(op.requestBody.required).toBe(false);
+    expect(op).not.toHaveProperty('x-optionalBody');
+    expect(doc.paths['/vod/v1/files/{id}/cancel'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/vod/v1/assets'].post.requestBody.required).toBe(true);
+  });
 });

@@ -122,9 +122,10 @@ describeEachDb('Validation: no silent accepts', (kind) => {
       );
     });
 
-    it('unknown properties are still ignored', async () => {
-      const res = await send('PATCH', `/vod/v1/assets/${assetId}`, { title: 'first', somethingElse: [1, null] });
-      expect(res.status).toBe(200);
+    it('unknown properties are refused, naming each (issue 25, item 5)', async () => {
+      const res = await send('PATCH', `/vod/v1/assets/${assetId}`, { title: 'changed', somethingElse: [1, null] });
+      expectInvalid(res, 'somethingElse', 'is not allowed here');
+      expect((await send('GET', `/vod/v1/assets/${assetId}`)).body.title).toBe('first');
     });
   });
 

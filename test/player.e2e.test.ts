@@ -129,6 +129,55 @@ describeOnDb('postgres', 'Embed player', (kind) => {
     expect(played).toBeLessThan(7);
   });
 
+  /** A 12 s asset (heartbeats come every 10 s), played in a new page until 4 s are played. */
+  async function playFourSeconds(): Promise<{ page: Page; filters: unknown[] }> {
+    const fileId = await uploadFile(t, await makeClip(dir, `twelve-${randomUUID()}`, { seconds: 12, audio: [] }));
+    const id = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4', title: 'Twelve seconds' })).body.id;
+    await until(
+      () => t.json('GET', `/vod/v1/assets/${id}`),
+      (r) => r.body?.status === 'Available',
+      { timeoutMs: 90_000, what: 'the asset to be Available' },
+    );
+    const page = await browser.newPage();
+    await page.goto(`${p.baseUrl}/player/v1/${t.id}/${id}?Muted=true&Autoplay=true&Analytics=true`);
+    await page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).currentTime >= 4, null, { timeout: 60_000 });
+    return { page, filters: [{ name: 'ASSET_ID', operator: 'EQ', value: id }] };
+  }
+
+  it('counts the seconds of a page closed before its first heartbeat', async () => {
+    const { page, filters } = await playFourSeconds();
+    // The viewer closes the tab: the page is hidden, then unloaded; the last beacons go by navigator.sendBeacon.
+    await page.close({ runBeforeUnload: true });
+    await until(
+      () => figure('queries/count', { dimension: 'EXITED_BEFORE_START', filters }),
+      (n) => n === 1,
+      { what: 'the end beacon of the closed page' },
+    );
+    const played = await figure('queries/sum', { dimension: 'PLAYED_SECONDS', filters });
+    expect(played).toBeGreaterThan(3.5);
+    expect(played).toBeLessThan(6);
+  });
+
+  it('counts the seconds of a page hidden and then discarded without a pagehide, as a phone does', async () => {
+    const { page, filters } = await playFourSeconds();
+    // The phone switches apps (the page turns hidden), then the system kills the tab: no pagehide, no unload.
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    const cdp = await page.context().newCDPSession(page);
+    // Not awaited: a crashed page never answers.
+    void cdp.send('Page.crash').catch(() => {});
+    const played = await until(
+      () => figure('queries/sum', { dimension: 'PLAYED_SECONDS', filters }),
+      (n) => n > 0,
+      { what: 'the seconds the hidden page played' },
+    );
+    expect(played).toBeGreaterThan(3.5);
+    expect(played).toBeLessThan(6);
+    await page.close().catch(() => {});
+  });
+
   it("stores the CMCD data of another player's segment requests as its own impression", async () => {
     const source = await (await fetch(`${p.baseUrl}/player/v1/${t.id}/${assetId}/source`)).json();
     const master = await (await fetch(source.hlsUrl)).text();

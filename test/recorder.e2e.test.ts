@@ -11,7 +11,7 @@ import { recordingPrefix } from '../src/modules/recorder/storageKeys.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { until } from './helpers/until.ts';
+import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
 
 /**
@@ -46,7 +46,7 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     });
     t = await p.createTenant();
     [browser, page] = await Promise.all([launchBrowser(), servePlayerPage()]);
-  });
+  }, PROCESS_START_TIMEOUT_MS);
   afterAll(async () => {
     await browser?.close();
     await page?.close();
@@ -94,7 +94,12 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     const open = await create({ source: { type: 'LiveChannel', liveChannelDetails: { channelId, start: at(0) } }, catchup: { enabled: true }, title: 'open' });
     const future = await create({ source: source(RUNNING_S + 2, RUNNING_S + 6), catchup: { enabled: true }, title: 'future' });
     expect((await get(future)).status).toBe('Pending');
-    const failed = await create({ source: { liveChannelDetails: { channelId: off, start: at(-6), end: at(-2) } } });
+    // A past range of it is refused at once (it holds nothing); one that is not over yet turns Error once it is.
+    const gone = await t.json('POST', '/cvr/v1/recordings', { source: { liveChannelDetails: { channelId: off, start: at(-6), end: at(-2) } } });
+    expect([gone.status, gone.body.status?.code]).toEqual([400, 'range_not_retained']);
+    // Its times from now, not t0: on a loaded machine the creates above may take longer than the range lasts.
+    const fromNow = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+    const failed = await create({ source: { liveChannelDetails: { channelId: off, start: fromNow(-2), end: fromNow(3) } } });
 
     await until(
       () => get(running),
@@ -112,6 +117,14 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       (mpd) => mpd.includes('type="dynamic"') && mpd.includes('<S '),
       { timeoutMs: 30_000, everyMs: 300, what: 'the running recording has a dynamic MPD' },
     );
+    // The past range, recorded at once from the channel's retained segments: asked for as soon as it is over, while
+    // the channel still holds it (its 40 s retention passes during the playback below on a loaded machine).
+    await until(
+      () => Date.now(),
+      (now) => now > t0 + 5000,
+      { timeoutMs: 30_000, what: 'the past range being over' },
+    );
+    const past = await create({ source: source(1, 5), catchup: { enabled: true }, expirationDate: new Date(Date.now() + 3600_000).toISOString() });
     // dash.js plays the dynamic MPDs of a growing recording and of a running range of the channel's timeline (an
     // event's catch-up while the event runs) past what they first listed: it refreshes them as they grow.
     const growing = await until(
@@ -166,8 +179,6 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     const rec = await available(running);
     expect(rec.status).toBe('Available');
     for (const key of openFiles) expect(await p.ctx.store.head(key), `${key} of the deleted recording`).toBeUndefined();
-    // The past range, recorded at once from the channel's retained segments.
-    const past = await create({ source: source(1, 5), catchup: { enabled: true }, expirationDate: new Date(Date.now() + 15_000).toISOString() });
     const [pastRec, futureRec] = await Promise.all([available(past), available(future)]);
     const catchup = rec.catchup.endpoints[0].url as string;
     // The channel's own range playlist (event catch-up) plays the same range.
@@ -300,7 +311,11 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       { timeoutMs: 10_000, everyMs: 300, what: 'the public archive plays without a token' },
     );
 
-    // The past recording expired: gone, with its files.
+    // The past recording expired (made due here rather than in an hour): gone, with its files.
+    await p.ctx.db
+      .update(recorderRecordings)
+      .set({ expirationDate: new Date(Date.now() - 1000) })
+      .where(eq(recorderRecordings.id, past));
     await until(
       async () => (await t.call('GET', `/cvr/v1/recordings/${past}`)).status,
       (s) => s === 404,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectStore } from '../src/storage/objectStore.ts';
+import { parseS3Url, S3ObjectStore } from '../src/storage/s3Store.ts';
 import { startPlatform, type TestPlatform } from './helpers/platform.ts';
 import { STORES, stopSwift, storeEnv } from './helpers/stores.ts';
 
@@ -100,6 +101,40 @@ for (const kind of STORES) {
       expect(await read(await store.getStream('t/z/deep/seg.m4s'))).toEqual(bytes);
       await expect(store.copy('t/x/seg.m4s', 't/y/other.m4s')).rejects.toMatchObject({ code: 'NoSuchKey' });
       expect(await store.head('t/y/other.m4s')).toBeUndefined();
+    });
+
+    it.runIf(kind === 's3')('opens a bucket that does not exist yet from several processes starting at once', async () => {
+      // A new deployment (compose.yaml): api, worker and live each find no bucket and create it.
+      const { MEDIAPLANE_STORAGE_URL: url } = await storeEnv('s3');
+      const stores = await Promise.all([1, 2, 3, 4].map(() => new S3ObjectStore(parseS3Url(url!)).open()));
+      await stores[0]!.putObject('t/race/one.txt', 'one');
+      expect(await read(await stores[3]!.getStream('t/race/one.txt'))).toEqual(Buffer.from('one'));
+      await Promise.all(stores.map((s) => s.close()));
+    });
+
+    it.runIf(kind === 's3')('signs the URLs handed to clients for publicEndpoint, its own reads for endpoint', async () => {
+      // The store as compose.yaml runs it: the platform reaches it at one address, clients at another (same server here).
+      const { MEDIAPLANE_STORAGE_URL: url } = await storeEnv('s3');
+      const endpoint = new URL(parseS3Url(url!).endpoint!);
+      const publicEndpoint = `http://localhost:${endpoint.port}`;
+      const split = await new S3ObjectStore(parseS3Url(`${url}&publicEndpoint=${encodeURIComponent(publicEndpoint)}`)).open();
+      try {
+        const bytes = randomBytes(6 * 1024 * 1024);
+        const { uploadId } = await split.createMultipartUpload('t/p/clip.mp4');
+        const partUrl = await split.presignUploadPart('t/p/clip.mp4', uploadId, 1, 60);
+        expect(new URL(partUrl).origin).toBe(publicEndpoint);
+        const put = await fetch(partUrl, { method: 'PUT', body: bytes });
+        expect(put.status).toBe(200);
+        await split.completeMultipartUpload('t/p/clip.mp4', uploadId, [{ partNumber: 1, eTag: put.headers.get('etag')! }]);
+        const download = await split.presignGet('t/p/clip.mp4', 60);
+        expect(new URL(download).origin).toBe(publicEndpoint);
+        expect(Buffer.from(await (await fetch(download)).arrayBuffer()).equals(bytes)).toBe(true);
+        expect(split.location('t/p/clip.mp4')).toMatch(new RegExp(`^${publicEndpoint}/`));
+        // ffmpeg in the platform's own container reads through endpoint, which clients may not reach.
+        expect(new URL(await split.readableLocation('t/p/clip.mp4')).origin).toBe(endpoint.origin);
+      } finally {
+        await split.close();
+      }
     });
 
     it('deletes one object, and every object under a prefix', async () => {

@@ -88,10 +88,69 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
     const { body: file } = await t.json('GET', `/vod/v1/files/${movieId}`);
     expect(file).toMatchObject({ status: 'Completed', fileTypes: 'Video', fileSize: MOVIE.length });
     expect(file.tracks).toEqual(MOVIE_TRACKS);
-    expect(await t.json('POST', `/vod/v1/files/${movieId}/detect`)).toEqual({ status: 200, body: { tracks: MOVIE_TRACKS } });
+    const detected = await t.json('POST', `/vod/v1/files/${movieId}/detect`);
+    expect(detected.status).toBe(200);
+    expect(detected.body.tracks).toEqual(MOVIE_TRACKS.map((track) => expect.objectContaining(track)));
 
     const { body: languages } = await t.json('GET', '/vod/v1/languages');
     for (const track of MOVIE_TRACKS) if (track.language) expect(languages.languages).toContain(track.language);
+  });
+
+  it('detect says what is in each track: codec, picture, frame rate, duration, bit rate, language, channels, sample rate', async () => {
+    const { body } = await t.json('POST', `/vod/v1/files/${movieId}/detect`);
+    const [video, english, french, subtitles] = body.tracks;
+    expect(video).toMatchObject({ codec: 'h264', width: 320, height: 180, frameRate: 25 });
+    expect(english).toMatchObject({ codec: 'aac', language: 'eng', channels: 1, sampleRate: 44100 });
+    expect(french).toMatchObject({ codec: 'aac', language: 'fre', channels: 1, sampleRate: 44100 });
+    expect(subtitles).toMatchObject({ codec: 'subrip', language: 'eng' });
+    for (const track of body.tracks) {
+      expect(track.durationMilliseconds).toBeGreaterThanOrEqual(1900);
+      expect(track.durationMilliseconds).toBeLessThanOrEqual(2100);
+    }
+    expect(video.channels).toBeUndefined();
+    expect(english.width).toBeUndefined();
+    expect(body.format).toBe('matroska,webm');
+    expect(body.durationMilliseconds).toBeGreaterThanOrEqual(1990);
+    expect(body.bitRate).toBeGreaterThan(0);
+
+    // MP4 keeps each stream's bit rate; a frame rate of 30000/1001 reads 29.97.
+    const clip = mkdtempSync(join(tmpdir(), 'mediaplane-ntsc-'));
+    ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=160x90:rate=30000/1001:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=1:sample_rate=48000',
+      '-ac',
+      '2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-c:a',
+      'aac',
+      '-shortest',
+      join(clip, 'ntsc.mp4'),
+    );
+    const ntsc = await uploadFile(t, 'ntsc.mp4', readFileSync(join(clip, 'ntsc.mp4')));
+    rmSync(clip, { recursive: true, force: true });
+    const mp4 = (await t.json('POST', `/vod/v1/files/${ntsc.fileId}/detect`)).body;
+    expect(mp4.format).toContain('mp4');
+    expect(mp4.tracks[0]).toMatchObject({ type: 'Video', codec: 'h264', width: 160, height: 90, frameRate: 29.97 });
+    expect(mp4.tracks[0].bitRate).toBeGreaterThan(0);
+    expect(mp4.tracks[1]).toMatchObject({ type: 'Audio', codec: 'aac', channels: 2, sampleRate: 48000 });
+    expect(mp4.tracks[1].bitRate).toBeGreaterThan(0);
+
+    // A detected track goes back into an asset as it is.
+    const asset = await t.json('POST', '/vod/v1/assets', {
+      transcodedSources: [{ fileId: ntsc.fileId, transcodingTracks: [mp4.tracks[1]] }],
+      preset: 'hls-h264-ladder',
+      title: 'detected',
+    });
+    expect(asset.status, JSON.stringify(asset.body)).toBe(200);
   });
 
   it('answers the duration in milliseconds', async () => {
@@ -114,7 +173,8 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
     const subs = await uploadFile(t, 'subs.srt', Buffer.from(SRT));
     expect((await t.json('GET', `/vod/v1/files/${subs.fileId}`)).body).toMatchObject({ fileTypes: 'Caption' });
     expect((await t.json('POST', `/vod/v1/files/${subs.fileId}/detect`)).body).toEqual({
-      tracks: [{ trackSelector: { trackId: '0' }, type: 'Caption', name: 'Caption 1' }],
+      tracks: [{ trackSelector: { trackId: '0' }, type: 'Caption', name: 'Caption 1', codec: 'subrip' }],
+      format: 'srt',
     });
     const noDuration = await t.json('GET', `/vod/v1/files/${subs.fileId}/duration`);
     expect(noDuration.status).toBe(400);

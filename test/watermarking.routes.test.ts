@@ -22,7 +22,8 @@ describeEachDb('Watermarking routes', (kind) => {
     p = await startInProcess(kind);
     t = await p.createTenant();
     other = await p.createTenant();
-    const clip = await makeClip(dir, `clip-${kind}`, { width: 320, height: 180, seconds: 4, fps: 15, audio: [] });
+    // 48 s: the shortest asset the default settings prepare (16 bits + 8 CRC bits, one 2 s segment each).
+    const clip = await makeClip(dir, `clip-${kind}`, { width: 320, height: 180, seconds: 48, fps: 15, audio: [] });
     const vod = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: await uploadFile(t, clip) }], preset: 'remux-hls-mp4' });
     vodAssetId = vod.body.id;
     asset = await prepare(t, vodAssetId);
@@ -41,6 +42,25 @@ describeEachDb('Watermarking routes', (kind) => {
     expect(changed.body).toEqual({ ...defaults, userNumberBits: 20 });
     expect((await other.json('GET', '/watermarking/v1/settings')).body.userNumberBits).toBe(20);
     expect((await t.json('GET', '/watermarking/v1/settings')).body.userNumberBits).toBe(16);
+  });
+
+  it('assets: one too short for the tenant settings is refused with the minimum, which the settings change', async () => {
+    const clip = await makeClip(dir, `short-${kind}`, { width: 320, height: 180, seconds: 10, fps: 15, audio: [] });
+    const short = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: await uploadFile(t, clip) }], preset: 'remux-hls-mp4' });
+    const refused = await t.json('POST', '/watermarking/v1/assets', { vodAssetId: short.body.id });
+    expect(refused.body).toEqual(errorBody('watermarking_asset_too_short', 400));
+    expect(refused.body.status.message).toContain('at least 48 s');
+    expect(refused.body.status.message).toContain('10.0 s long');
+    expect(refused.body.status.message).toContain('PATCH /watermarking/v1/settings');
+    // Fewer bits and shorter segments lower the minimum (4 + 8 bits of 1 s: 12 s), which the message follows.
+    expect((await t.json('PATCH', '/watermarking/v1/settings', { userNumberBits: 4, segmentDuration: 1 })).status).toBe(200);
+    try {
+      const still = await t.json('POST', '/watermarking/v1/assets', { vodAssetId: short.body.id });
+      expect(still.body.status.message).toContain('at least 12 s');
+    } finally {
+      expect((await t.json('PATCH', '/watermarking/v1/settings', { userNumberBits: 16, segmentDuration: 2 })).status).toBe(200);
+    }
+    expect((await t.json('GET', '/watermarking/v1/assets')).body.totalCount).toBe(1);
   });
 
   it('assets: created from the tenant own VOD asset only, listed in the paging envelope, 404 for another tenant', async () => {

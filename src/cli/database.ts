@@ -1,8 +1,6 @@
 import type { Config } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { lockDataDir } from '../db/lock.ts';
-import { moduleEventTypes } from '../modules/index.ts';
-import { setEventCatalogue } from '../platform/events.ts';
 
 /**
  * Opens the database alone, migrated, for a one-off command: no job queue, no workers, no admin token (a command
@@ -13,8 +11,6 @@ export async function withDatabase<T>(config: Config, run: (database: Database) 
   const release = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   let database: Database | undefined;
   try {
-    // Commands change state through the modules' services, which record events as the server would.
-    setEventCatalogue(moduleEventTypes());
     database = await openDatabase(config);
     await database.migrate();
     return await run(database);

@@ -22,6 +22,11 @@ export interface Database {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg-boss's own executeSql type
   executeSql(text: string, params?: unknown[]): Promise<{ rows: any[] }>;
   migrate(): Promise<void>;
+  /**
+   * Runs `setUp` while no other process on this database runs its own: a start's schema work (migrations, the job
+   * queue's tables and queues) is not safe to run twice at once, and a deployment starts its processes together.
+   */
+  exclusively<T>(setUp: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   /** Embedded PGlite only: a gzipped tar of the data directory, consistent while the database is in use (pgliteBackup.ts). */
   dumpDataDir?(): Promise<Buffer>;
@@ -31,8 +36,9 @@ export interface Database {
 }
 
 const migrationsFolder = new URL('../../migrations', import.meta.url).pathname;
-// Any constant works; it only has to be the same for every Mediaplane process on one database.
+// Any constants work; they only have to be the same for every Mediaplane process on one database.
 const MIGRATION_LOCK_KEY = 727_100_001;
+const START_LOCK_KEY = 727_100_002;
 
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Database> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10) : openPglite(join(opts.dataDir, 'pglite'));
@@ -50,6 +56,8 @@ async function openPglite(dir: string): Promise<Database> {
     executeSql: async (text, params) => (params?.length ? client.query(text, params) : { rows: (await client.exec(text)).at(-1)?.rows ?? [] }),
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- drizzle's PGlite migrator wants its own database type
     migrate: () => migratePglite(db as any, { migrationsFolder }),
+    // One process has the embedded database (the data directory's lock): nothing to wait for.
+    exclusively: (setUp) => setUp(),
     ping: async () => void (await client.query('select 1')),
     dumpDataDir: () => dumpPglite(client),
     close: () => client.close(),
@@ -75,6 +83,19 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       } finally {
         await conn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
         conn.release();
+      }
+    },
+    exclusively: async (setUp) => {
+      // The lock is held by a connection of its own, outside the pool, so that `setUp` has the whole pool (and
+      // `migrate`, under its own key); ending that session releases it, whatever happened.
+      const lock = new pg.Client({ connectionString: url });
+      lock.on('error', () => {});
+      await lock.connect();
+      try {
+        await lock.query('select pg_advisory_lock($1)', [START_LOCK_KEY]);
+        return await setUp();
+      } finally {
+        await lock.end().catch(() => {});
       }
     },
     ping: async () => void (await pool.query('select 1')),

@@ -40,8 +40,17 @@ export interface SendOptions {
   startAfter?: Date | number;
 }
 
+/**
+ * The channel a sent job is announced on (`pg_notify`, delivered when its transaction commits), with the job's name as
+ * payload: a worker that listens (`wake`) starts it at once instead of at its next poll.
+ */
+export const JOBS_CHANNEL = 'mediaplane_jobs';
+
 /** The pg-boss wrapper every module uses: jobs live in the platform's own database (PGlite or PostgreSQL). */
 export class JobQueue {
+  /** The pg-boss workers of this process, by queue name. */
+  private readonly workers = new Map<string, string[]>();
+
   private constructor(
     private readonly boss: PgBoss,
     private readonly log: Logger,
@@ -80,19 +89,34 @@ export class JobQueue {
   async send<P extends object>(job: JobDefinition<P>, data: P, opts: SendOptions = {}): Promise<string | null> {
     const requestId = currentRequestId();
     const payload = requestId && !(REQUEST_ID_FIELD in data) ? { ...data, [REQUEST_ID_FIELD]: requestId } : data;
-    return this.boss.send(job.name, payload, {
+    const id = await this.boss.send(job.name, payload, {
       ...(opts.tx ? { db: executorOf(opts.tx) } : {}),
       ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
       ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),
     });
+    // Delivered when the job's transaction commits (never for a rolled back one); a job due later waits for its poll.
+    if (id && opts.startAfter === undefined) {
+      const sql = 'select pg_notify($1, $2)';
+      await (opts.tx ? executorOf(opts.tx).executeSql(sql, [JOBS_CHANNEL, job.name]) : this.database.executeSql(sql, [JOBS_CHANNEL, job.name]));
+    }
+    return id;
   }
 
-  /** Starts `concurrency` pollers for this kind of job in this process. */
+  /** Starts this process's workers of the queue `name` (of every queue when none is named) now, not at their next poll. */
+  wake(name?: string): void {
+    const ids = name === undefined ? [...this.workers.values()].flat() : (this.workers.get(name) ?? []);
+    for (const id of ids) this.boss.notifyWorker(id);
+  }
+
+  /** Starts `concurrency` pollers for this kind of job in this process; `wake` starts them early. */
   async work<P extends object>(job: JobDefinition<P>, handler: JobHandler<P>, { concurrency = 1 }: { concurrency?: number } = {}): Promise<void> {
     for (let i = 0; i < concurrency; i++) {
-      await this.boss.work<P>(job.name, { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 }, async ([j]) =>
-        this.run(job, handler, j),
+      const id = await this.boss.work<P>(
+        job.name,
+        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 },
+        async ([j]) => this.run(job, handler, j),
       );
+      this.workers.set(job.name, [...(this.workers.get(job.name) ?? []), id]);
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { runFfmpeg } from './ffmpeg.ts';
 import { directorySize } from './files.ts';
@@ -54,7 +54,7 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     const dir = join(layout.outDir, streaming);
     const mpd = join(dir, 'manifest.mpd');
     await addCaptionsToMpd(mpd, layout.captions);
-    const durationMs = mpdDurationMs(await readFile(mpd, 'utf8'));
+    const durationMs = await exactMpdDuration(mpd);
     endpoints.push({ format: 'DASH', manifest: rel(layout, mpd), durationMilliseconds: durationMs, size: 0, hasVerticalOrientation: vertical });
   }
   if (streaming) {
@@ -88,6 +88,38 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
 }
 
 const longest = async (playlists: string[]) => Math.max(0, ...(await Promise.all(playlists.map(async (p) => (await readMediaPlaylist(p)).durationS))));
+
+/**
+ * The end of the longest SegmentTimeline of an MPD, in seconds (presentationTimeOffset taken off); undefined when it has
+ * none. ffmpeg writes `mediaPresentationDuration` to a tenth of a second, cut down (`PT5.5S` for 5.547 s): more than a
+ * frame short of the media it lists.
+ */
+export function timelineEndS(xml: string): number | undefined {
+  let end: number | undefined;
+  for (const m of xml.matchAll(/<SegmentTemplate\b([^>]*)>\s*<SegmentTimeline>([\s\S]*?)<\/SegmentTimeline>/g)) {
+    const attr = (name: string, from: string) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(from)?.[1] ?? Number.NaN);
+    const timescale = attr('timescale', m[1]!);
+    if (!(timescale > 0)) continue;
+    const offset = attr('presentationTimeOffset', m[1]!) || 0;
+    let at = 0;
+    for (const s of m[2]!.matchAll(/<S\b([^>]*)\/?>/g)) {
+      const t = attr('t', s[1]!);
+      if (Number.isFinite(t)) at = t;
+      at += attr('d', s[1]!) * ((attr('r', s[1]!) || 0) + 1);
+    }
+    end = Math.max(end ?? 0, (at - offset) / timescale);
+  }
+  return end;
+}
+
+/** Sets an MPD's `mediaPresentationDuration` to the end of its media, to the millisecond; answers it in ms. */
+async function exactMpdDuration(mpd: string): Promise<number> {
+  const xml = await readFile(mpd, 'utf8');
+  const end = timelineEndS(xml);
+  if (end === undefined) return mpdDurationMs(xml);
+  await writeFile(mpd, xml.replace(/mediaPresentationDuration="[^"]*"/, `mediaPresentationDuration="PT${end.toFixed(3)}S"`));
+  return Math.round(end * 1000);
+}
 
 /** `PT1M4.5S` → 64500. */
 export function mpdDurationMs(xml: string): number {

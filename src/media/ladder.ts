@@ -79,10 +79,21 @@ export function scaleGraph(input: string, renditions: PlannedRendition[]): { gra
 /**
  * H.264 options for the video streams of one output, in the order of its rungs. Keyframes are forced on every
  * segment boundary (and scene cuts may not add others), so every rung can be cut at the same instants and players
- * switch rungs cleanly.
+ * switch rungs cleanly. The chunked path gives `keyframeShiftS` so that its chunks cut where one pass would.
  */
-export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[]): string[] {
-  const args = ['-c:v', 'libx264', '-preset', preset.x264Preset, '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${preset.segmentSeconds})`];
+export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], keyframeShiftS = 0): string[] {
+  // ffmpeg counts `t` from the first frame it encodes; a chunk's first frame lies `keyframeShiftS` past its segment boundary.
+  const shift = keyframeShiftS > 0 ? `-${keyframeShiftS.toFixed(6)}` : '';
+  const args = [
+    '-c:v',
+    'libx264',
+    '-preset',
+    preset.x264Preset,
+    '-sc_threshold',
+    '0',
+    '-force_key_frames',
+    `expr:gte(t,n_forced*${preset.segmentSeconds}${shift})`,
+  ];
   renditions.forEach((r, i) => {
     const s = `v:${i}`;
     args.push(`-b:${s}`, `${r.videoBitrateKbps}k`, `-maxrate:${s}`, `${r.maxrateKbps}k`, `-bufsize:${s}`, `${r.maxrateKbps * 2}k`, `-profile:${s}`, r.profile);

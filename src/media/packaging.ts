@@ -19,6 +19,8 @@ export interface EncodeLayout {
   videoMaps: string[];
   audio: OutputTrack[];
   captions: OutputTrack[];
+  /** The streams are encoded already (the chunked path's stitch, `chunks.ts`): muxed as they are. */
+  copy?: boolean;
 }
 
 /**
@@ -48,8 +50,9 @@ const languageTags = (kind: 'a' | 's', tracks: OutputTrack[]) =>
 
 /** Encoder (or copy) options of one output holding these rungs and every audio track, languages tagged. */
 function codecArgs(l: EncodeLayout, renditions: PlannedRendition[]): string[] {
-  const args = l.preset.noTranscoding ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
-  if (l.audio.length > 0) args.push(...(l.preset.noTranscoding ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
+  const copy = l.preset.noTranscoding || l.copy;
+  const args = copy ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
+  if (l.audio.length > 0) args.push(...(copy ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
   return [...args, ...languageTags('a', l.audio)];
 }
 
@@ -185,7 +188,7 @@ export async function addCaptionsToMpd(mpdPath: string, captions: OutputTrack[])
 /**
  * MP4 downloads cut from the finished HLS/CMAF renditions by stream copy: the ladder is encoded once, and each rung
  * becomes one file with every audio track and the captions (as mov_text). `-copyts` keeps audio and video on their
- * common clock; the MP4 muxer then starts them at zero.
+ * common clock, moved so that the output's zero (`captionOffsetS`: where the muxer put it) is 0.
  */
 export function remuxArgs(playlists: { video: string[]; audio: string[]; captions: string[]; captionOffsetS: number }, l: EncodeLayout, dir: string): string[] {
   const { video: videoPlaylists, audio: audioPlaylists, captions: captionFiles } = playlists;
@@ -196,7 +199,13 @@ export function remuxArgs(playlists: { video: string[]; audio: string[]; caption
   ];
   const audioIn = audioPlaylists.map((_, k) => videoPlaylists.length + k);
   const subIn = captionFiles.map((_, k) => videoPlaylists.length + audioPlaylists.length + k);
+  // The segments' times are kept (-copyts: the tracks are separate inputs and stay in sync), then moved so that the
+  // output's zero is 0 and nothing is shifted again: `-avoid_negative_ts make_zero` moved the first decode time (a
+  // B-frame stream's is before its first picture) to 0, which began every track of the MP4 0.13 s late and made it that
+  // much longer than the stream it was cut from.
   const common = ['-copyts', ...inputs];
+  // An output option: given to each output.
+  const zero = ['-output_ts_offset', (-playlists.captionOffsetS).toFixed(6)];
   if (videoPlaylists.length === 0) {
     return [
       ...common,
@@ -206,8 +215,9 @@ export function remuxArgs(playlists: { video: string[]; audio: string[]; caption
         '-c',
         'copy',
         ...languageTags('a', [l.audio[k]]),
+        ...zero,
         '-avoid_negative_ts',
-        'make_zero',
+        'disabled',
         '-movflags',
         '+faststart',
         join(dir, `${audioName(k)}.m4a`),
@@ -231,8 +241,9 @@ export function remuxArgs(playlists: { video: string[]; audio: string[]; caption
       ...languageTags('s', l.captions),
       '-max_muxing_queue_size',
       '4096',
+      ...zero,
       '-avoid_negative_ts',
-      'make_zero',
+      'disabled',
       '-movflags',
       '+faststart',
       join(dir, `${safeName(l.renditions[i].name)}.mp4`),

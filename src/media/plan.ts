@@ -5,6 +5,7 @@ import { planRenditions, scaleGraph, type PlannedRendition } from './ladder.ts';
 import { overlayFilterGraph, overlayInputArgs, overlayWindows, placementProblems, type PlacedOverlay } from './overlays.ts';
 import { outputArgs, packagingOf, type EncodeLayout, type OutputTrack } from './packaging.ts';
 import type { OutputEncryption } from './protect.ts';
+import type { PublishSink } from './progressive.ts';
 
 /** A track picked in the request (the spec's TranscodingTrack, resolved by the caller to a stream index). */
 export interface SourceTrack {
@@ -33,6 +34,11 @@ export interface TranscodeRequest {
   signal?: AbortSignal;
   /** The key of a preset with `protection` (required then): the finished output is encrypted with it. */
   encryption?: OutputEncryption;
+  /**
+   * Where the streaming output is published while it is encoded (progressive.ts). Not used for a preset with
+   * `protection`: its segments are encrypted only once the encode is done, and clear ones must never be served.
+   */
+  publish?: PublishSink;
 }
 
 /** The encoding step, planned: the exact ffmpeg arguments, and what the finishing steps need to know about them. */
@@ -73,11 +79,12 @@ class Inputs {
   private readonly index = new Map<string, number>();
   private count = 0;
 
-  add(source: string, options: string[] = []): number {
+  /** `shared`: later tracks of the same file read this input (a seek of the chunked path applies to all of them). */
+  add(source: string, options: string[] = [], shared = options.length === 0): number {
     const known = this.index.get(source);
     if (known !== undefined && options.length === 0) return known;
     this.args.push(...options, '-i', source);
-    if (options.length === 0) this.index.set(source, this.count);
+    if (shared) this.index.set(source, this.count);
     return this.count++;
   }
 
@@ -99,10 +106,10 @@ async function inspectOrFail(source: string, what: string, redact: Record<string
 
 const label = (t: SourceTrack, s: StreamInfo, k: number, kind: string) => t.name || t.language || s.title || s.language || `${kind} ${k + 1}`;
 
-type Picked = { input: number; stream: StreamInfo };
+export type Picked = { input: number; stream: StreamInfo };
 
 /** The files of one request: each read once, each given an ffmpeg input index, each named in error messages. */
-class Sources {
+export class Sources {
   readonly inputs = new Inputs();
   readonly redact: Record<string, string>;
   private readonly infos = new Map<string, MediaInfo>();
@@ -111,10 +118,11 @@ class Sources {
     this.redact = { [req.outDir]: 'output', [req.input]: 'source' };
   }
 
-  async main(): Promise<MediaInfo> {
+  /** `options`: input options of the main file (a chunk's seek), which every track read from it shares. */
+  async main(options: (info: MediaInfo) => string[] = () => []): Promise<MediaInfo> {
     const info = await inspectOrFail(this.req.input, 'The source', this.redact, this.req.signal);
     this.infos.set(this.req.input, info);
-    this.inputs.add(this.req.input);
+    this.inputs.add(this.req.input, options(info), true);
     return info;
   }
 
@@ -142,7 +150,7 @@ class Sources {
 }
 
 /** The tracks the output carries: the listed video (else the source's first), and only the listed audio and captions. */
-async function pickTracks(req: TranscodeRequest, sources: Sources, source: MediaInfo) {
+export async function pickTracks(req: TranscodeRequest, sources: Sources, source: MediaInfo) {
   const { preset } = req;
   let video: Picked | undefined;
   if (preset.mediaType === 'video') {
@@ -180,8 +188,11 @@ async function pickTracks(req: TranscodeRequest, sources: Sources, source: Media
   return { video, audio, captions };
 }
 
-/** The picture side: the rungs, and the filter graph that burns the overlays in and scales to each rung (or a copy). */
-async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked) {
+/**
+ * The picture side: the rungs, and the filter graph that burns the overlays in and scales to each rung (or a copy).
+ * `trim`: the chunked path's source times (seconds, as the input's timestamps read) of the one chunk to encode.
+ */
+export async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked, trim?: { start: number; end?: number }) {
   const s = video.stream;
   const width = s.displayWidth ?? 0;
   const height = s.displayHeight ?? 0;
@@ -204,6 +215,11 @@ async function planVideo(req: TranscodeRequest, sources: Sources, video: Picked)
   const renditions = planRenditions(req.preset, width, height);
   const graph: string[] = [];
   let picture = source;
+  if (trim) {
+    // Cut by the frames' own times, start included and end excluded: neighbouring chunks share no frame and miss none.
+    graph.push(`[${source}]trim=start=${trim.start.toFixed(6)}${trim.end === undefined ? '' : `:end=${trim.end.toFixed(6)}`}[trimmed]`);
+    picture = 'trimmed';
+  }
   const overlays = req.overlays ?? [];
   if (overlays.length > 0) {
     const placed = [];

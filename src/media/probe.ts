@@ -14,6 +14,11 @@ export interface MediaTrack {
   codec: string;
   width?: number;
   height?: number;
+  /** Frames per second (a video's average rate, 29.97 for 30000/1001). */
+  frameRate?: number;
+  durationMs?: number;
+  /** Bits per second, when the container or the stream says. */
+  bitRate?: number;
   channels?: number;
   sampleRate?: number;
 }
@@ -22,6 +27,8 @@ export interface MediaTrack {
 export interface ProbedFile {
   formatName: string;
   durationMs?: number;
+  /** The whole file's bits per second. */
+  bitRate?: number;
   /** Video when there is a picture, Audio when there is sound only, Caption for subtitle files. */
   fileType: FileType;
   tracks: MediaTrack[];
@@ -45,13 +52,17 @@ interface FfprobeStream {
   height?: number;
   channels?: number;
   sample_rate?: string;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  duration?: string;
+  bit_rate?: string;
   disposition?: Record<string, number>;
   tags?: Record<string, string>;
 }
 
 interface FfprobeOutput {
   streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; probe_score?: number };
+  format?: { format_name?: string; duration?: string; bit_rate?: string; probe_score?: number };
 }
 
 /**
@@ -105,16 +116,46 @@ export async function probeMedia(input: string, { timeoutMs = 30_000, name = 'th
       ...(language ? { language } : {}),
       name: s.tags?.title || `${type} ${counts[type]}`,
       codec: s.codec_name ?? 'unknown',
-      ...(type === 'Video' ? { width: s.width, height: s.height } : {}),
-      ...(type === 'Audio' ? { channels: s.channels, sampleRate: Number(s.sample_rate) || undefined } : {}),
+      ...defined({
+        width: type === 'Video' ? s.width : undefined,
+        height: type === 'Video' ? s.height : undefined,
+        frameRate: type === 'Video' ? (frameRate(s.avg_frame_rate) ?? frameRate(s.r_frame_rate)) : undefined,
+        durationMs: milliseconds(Number(s.duration)) ?? milliseconds(clockSeconds(s.tags?.DURATION)),
+        // Matroska keeps a stream's rate in its statistics tags (BPS), MP4 in the stream itself.
+        bitRate: positive(Number(s.bit_rate)) ?? positive(Number(s.tags?.BPS)),
+        channels: type === 'Audio' ? s.channels : undefined,
+        sampleRate: type === 'Audio' ? positive(Number(s.sample_rate)) : undefined,
+      }),
     });
   }
   if (!tracks.length) throw new NotMediaError('the file has no video, audio or subtitle track');
-  const seconds = Number(out.format?.duration);
+  const bitRate = positive(Number(out.format?.bit_rate));
   return {
     formatName: out.format?.format_name ?? 'unknown',
-    durationMs: Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : undefined,
+    durationMs: milliseconds(Number(out.format?.duration)),
+    ...(bitRate ? { bitRate } : {}),
     fileType: counts.Video ? 'Video' : counts.Audio ? 'Audio' : 'Caption',
     tracks,
   };
+}
+
+const positive = (n: number): number | undefined => (Number.isFinite(n) && n > 0 ? Math.round(n) : undefined);
+const milliseconds = (seconds: number | undefined): number | undefined => positive((seconds ?? NaN) * 1000);
+
+/** ffprobe's rates are fractions (`30000/1001`); `0/0` is its "unknown". Rounded to 3 decimals (29.97). */
+function frameRate(rate: string | undefined): number | undefined {
+  const [n, d] = (rate ?? '').split('/').map(Number);
+  if (!(n > 0 && d > 0)) return undefined;
+  return Math.round((n / d) * 1000) / 1000;
+}
+
+/** Matroska's DURATION tag: `00:00:02.000000000`. */
+function clockSeconds(clock: string | undefined): number | undefined {
+  const m = /^(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$/.exec(clock ?? '');
+  return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : undefined;
+}
+
+/** Leaves out what ffprobe did not say (a JSON column and an API answer carry no undefined). */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

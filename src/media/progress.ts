@@ -8,9 +8,11 @@ export class ProgressParser {
   private outTimeUs = 0;
   private reported = -1;
 
+  /** `startMs`: where ffmpeg's output clock starts (a chunk keeps its source times), counted as 0%. */
   constructor(
     private readonly durationMs: number,
     private readonly onPercent: (percent: number) => void,
+    private readonly startMs = 0,
   ) {}
 
   get percent(): number {
@@ -40,7 +42,7 @@ export class ProgressParser {
 
   private estimate(): number {
     if (!(this.durationMs > 0)) return 0;
-    return Math.min(99, Math.floor((this.outTimeUs / (this.durationMs * 1000)) * 100));
+    return Math.max(0, Math.min(99, Math.floor(((this.outTimeUs - this.startMs * 1000) / (this.durationMs * 1000)) * 100)));
   }
 
   private report(percent: number): void {

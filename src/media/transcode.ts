@@ -4,8 +4,10 @@ import { finishOutputs, type TranscodeEndpoint } from './finish.ts';
 import { planTranscode, type TranscodeRequest } from './plan.ts';
 import { ProgressParser } from './progress.ts';
 import { protectOutput } from './protect.ts';
+import { publishWhileEncoding } from './progressive.ts';
 
 export type { SourceTrack, TranscodeRequest } from './plan.ts';
+export type { PublishSink } from './progressive.ts';
 export interface TranscodeResult {
   durationMilliseconds: number;
   endpoints: TranscodeEndpoint[];
@@ -13,6 +15,8 @@ export interface TranscodeResult {
   renditions: { name: string; width: number; height: number; videoBitrateKbps: number }[];
   audioTracks: number;
   captionTracks: number;
+  /** Files stored while the encode ran (`publish`), final as they are: the upload of the finished output skips them. */
+  published: ReadonlySet<string>;
   /** The encoding command's arguments (after `ffmpeg`), for logs and the benchmark. */
   ffmpegArgs: string[];
   /** Where the time went: reading the source and planning, the ffmpeg encode, the finishing steps. */
@@ -41,7 +45,12 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     }
   };
   const parser = new ProgressParser(plan.durationMs, (p) => report(Math.min(p, 99)));
-  await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
+  const publisher = req.publish && !req.preset.protection ? publishWhileEncoding(plan.layout, req.publish) : undefined;
+  try {
+    await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
+  } finally {
+    await publisher?.stop();
+  }
   const encoded = performance.now();
   const endpoints = await finishOutputs({ layout: plan.layout, source: plan.source, signal: req.signal, redact: plan.redact });
   // Encrypted last: the finishing steps read the clear segments (codecs, measured bandwidth).
@@ -56,6 +65,7 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     audioTracks: audio.length,
     captionTracks: captions.length,
     ffmpegArgs: plan.args,
+    published: new Set(publisher?.stored),
     timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
   };
 }

@@ -1,20 +1,22 @@
 import type { PlatformModule } from '../platform/module.ts';
-import { setPlayableKinds } from '../platform/playables.ts';
-import { setPlaybackHooks } from '../platform/playback.ts';
-import { adminModule } from './admin/manifest.ts';
-import { analyticsModule } from './analytics/manifest.ts';
-import { coreModule } from './core/manifest.ts';
-import { drmModule } from './drm/manifest.ts';
-import { liveModule } from './live/manifest.ts';
-import { notificationsModule } from './notifications/manifest.ts';
-import { playerModule } from './player/manifest.ts';
-import { recorderModule } from './recorder/manifest.ts';
-import { transcoderModule } from './transcoder/manifest.ts';
-import { streamingModule } from './streaming/manifest.ts';
-import { vodModule } from './vod/manifest.ts';
-import { watermarkingModule } from './watermarking/manifest.ts';
+import { adminModule } from './admin/index.ts';
+import { analyticsModule } from './analytics/index.ts';
+import { consoleModule } from './console/index.ts';
+import { coreModule } from './core/index.ts';
+import { drmModule } from './drm/index.ts';
+import { liveModule } from './live/index.ts';
+import { notificationsModule } from './notifications/index.ts';
+import { playerModule } from './player/index.ts';
+import { recorderModule } from './recorder/index.ts';
+import { transcoderModule } from './transcoder/index.ts';
+import { streamingModule } from './streaming/index.ts';
+import { vodModule } from './vod/index.ts';
+import { watermarkingModule } from './watermarking/index.ts';
 
-/** Every module the platform runs. A new module is a folder with a `manifest.ts` and one line here. */
+/**
+ * Every module the platform runs. A new module is a folder with a `manifest.ts`, its front door `index.ts` (exporting
+ * the manifest and whatever other modules may use) and one line here.
+ */
 export const MODULES: readonly PlatformModule[] = [
   adminModule,
   coreModule,
@@ -28,13 +30,5 @@ export const MODULES: readonly PlatformModule[] = [
   playerModule,
   recorderModule,
   watermarkingModule,
+  consoleModule,
 ];
-
-/** The kinds of playable things (streaming catalogue) and the media delivery hooks, set at start. */
-export function setModuleCatalogues(modules: readonly PlatformModule[] = MODULES): void {
-  setPlayableKinds(modules.flatMap((m) => m.playables ?? []));
-  setPlaybackHooks({ guards: modules.flatMap((m) => m.playbackGuards ?? []), observers: modules.flatMap((m) => m.playbackObservers ?? []) });
-}
-
-/** The webhook event-type catalogue: every type some module records. */
-export const moduleEventTypes = (modules: readonly PlatformModule[] = MODULES): string[] => modules.flatMap((m) => m.eventTypes ?? []);

@@ -1,15 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from './errorCodes.ts';
 
 export interface FieldError {
   field: string;
   message: string;
 }
 
-/** Every 4xx and 5xx body: `{ status: { code, status, message }, errors? }`. Codes are listed in docs/errors.md. */
+/** Every 4xx and 5xx body: `{ status: { code, status, message }, errors? }`. Codes are in `errorCodes.ts` and docs/errors.md. */
 export class ApiError extends Error {
   constructor(
     readonly httpStatus: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly errors?: FieldError[],
   ) {
@@ -26,11 +27,11 @@ export class ApiError extends Error {
 
 export const validationError = (field: string, message: string) => new ApiError(400, 'validation_failed', `${field}: ${message}`, [{ field, message }]);
 
-export const notFound = (code: string, what: string, id: string) => new ApiError(404, code, `${what} ${id} was not found`);
+export const notFound = (code: ErrorCode, what: string, id: string) => new ApiError(404, code, `${what} ${id} was not found`);
 export const unsupportedMediaType = (message = 'Content-Type must be application/json for this operation') =>
   new ApiError(415, 'unsupported_media_type', message);
 
-export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+export const conflict = (code: ErrorCode, message: string) => new ApiError(409, code, message);
 
 type SchemaError = NonNullable<FastifyError['validation']>[number];
 

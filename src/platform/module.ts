@@ -1,21 +1,17 @@
 import type { FastifyInstance } from 'fastify';
+import type { ProcessRole } from '../config.ts';
 import type { PlatformContext, WorkerStarter } from '../context.ts';
 import type { JobDefinition } from '../jobs/queue.ts';
+import type { ChannelMarkPlanner } from './channelMarks.ts';
 import type { PlayableKind } from './playables.ts';
 import type { PlaybackGuard, PlaybackObserver } from './playback.ts';
-
-/**
- * What a process runs: `api` (HTTP), `worker` (jobs and sweepers), `live` (live channels). `all` (config) runs every
- * role in one process. Named apart from `platform/roles.ts`'s `Role`, the access roles of API keys.
- */
-export const PROCESS_ROLES = ['api', 'worker', 'live'] as const;
-export type ProcessRole = (typeof PROCESS_ROLES)[number];
 
 /**
  * One module, as the platform sees it; `src/modules/index.ts` lists them all. app.ts registers the routes, server.ts
  * creates the job queues and starts the workers, drizzle-kit finds the tables (`tables.ts`, `*.tables.ts`) itself,
  * the webhook event-type catalogue is the union of `eventTypes`, the streaming catalogue the union of `playables`, and
- * media delivery runs every `playbackGuards` and `playbackObservers`.
+ * media delivery runs every `playbackGuards` and `playbackObservers`; the live runner asks `channelMarks` which rungs
+ * of a watermarked channel to mark (`platform/catalogue.ts` collects what modules give each other).
  */
 export interface PlatformModule {
   name: string;
@@ -34,4 +30,6 @@ export interface PlatformModule {
   playbackGuards?: readonly PlaybackGuard[];
   /** Sees every admitted media request (`platform/playback.ts`). */
   playbackObservers?: readonly PlaybackObserver[];
+  /** Plans the marks of a watermark-protected live channel (`platform/channelMarks.ts`); one module at most. */
+  channelMarks?: ChannelMarkPlanner;
 }

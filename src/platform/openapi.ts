@@ -1,6 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { strictBodySchema } from './strictBodies.ts';
 
 /** `list_vod_assets` from "List VOD assets": the spec's own operation names, in the snake case of its module index. */
 const operationIdOf = (summary: string): string =>
@@ -39,6 +40,22 @@ function documentRoute(route: RouteOptions, operationIds: Map<string, string>, t
   for (const t of schema.tags!) tags.add(t);
 }
 
+type Paths = Record<string, Record<string, { requestBody?: { required?: boolean }; 'x-optionalBody'?: boolean }>>;
+
+/**
+ * @fastify/swagger marks every request body required (Fastify asks for one when a route has a body schema); an
+ * operation that reads no body as `{}` (platform/parsing.ts, OPTIONAL_BODY) says so instead.
+ */
+function optionalBodies(paths: Paths): void {
+  for (const item of Object.values(paths ?? {})) {
+    for (const op of Object.values(item)) {
+      if (!op || typeof op !== 'object' || !op['x-optionalBody']) continue;
+      delete op['x-optionalBody'];
+      if (op.requestBody) op.requestBody.required = false;
+    }
+  }
+}
+
 /** `/openapi.json` is generated from the route schemas; `/docs` is the interactive UI over it. */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   const operationIds = new Map<string, string>();
@@ -52,7 +69,9 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         version: '1.0.0',
         description:
           'Every tenant operation takes `X-Api-Key` and `X-Tenant-Id`. Errors share one shape: ' +
-          '`{ status: { code, status, message }, errors? }`; codes are listed in docs/errors.md.',
+          '`{ status: { code, status, message }, errors? }`; codes are listed in docs/errors.md. Besides the statuses ' +
+          'each operation lists, any operation may answer 413 (body too large), 414 (path parameter too long), 415 ' +
+          '(Content-Type), 429 (rate limit), 500, 503 and 507 (storage full).',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         // The operator of this installation answers for it; MEDIAPLANE_PUBLIC_URL is where they serve it.
         contact: { name: 'Mediaplane operator', url: publicUrl },
@@ -72,9 +91,15 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         { bearer: [], tenantId: [] },
       ],
     },
+    // Request bodies as the validator takes them: strict objects (platform/strictBodies.ts).
+    transform: ({ schema, url }) => {
+      const body = (schema as { body?: unknown } | undefined)?.body;
+      return { schema: body === undefined ? schema : ({ ...schema, body: strictBodySchema(body, false) } as typeof schema), url };
+    },
     // One tag per module, listed once at the top in order of name.
     transformObject: (documents) => {
       const { openapiObject } = documents as { openapiObject: Record<string, unknown> };
+      optionalBodies(openapiObject.paths as Paths);
       return { ...openapiObject, tags: [...tags].sort().map((name) => ({ name, description: `${name} operations` })) };
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },

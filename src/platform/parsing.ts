@@ -43,8 +43,12 @@ function charsetOf(contentType: string | undefined): string | undefined {
 
 /**
  * A route's `preValidation` hook for an operation whose body is optional as a whole (cancel upload): no body is read
- * as `{}`, so that the schema validates the body when one is given and its defaults apply when none is.
+ * as `{}`, so that the schema validates the body when one is given and its defaults apply when none is. No body means
+ * none at all or an empty one; a JSON `null` is a body, and not an object (400). The route's schema carries
+ * `OPTIONAL_BODY` so that the OpenAPI document says the body is optional (platform/openapi.ts).
  */
+export const OPTIONAL_BODY = { 'x-optionalBody': true } as const;
+
 export async function absentBodyAsEmpty(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) request.body = {};
 }

@@ -2,8 +2,9 @@ import type { PlatformContext } from '../context.ts';
 
 /**
  * The streaming catalogue's registry: each content module says how to list and read what it has that a player can
- * play, as one `PlayableKind` in its manifest (`playables`). The platform collects them at start (`setPlayableKinds`),
- * the way it collects event types, so the streaming module reads every kind without importing any module's tables.
+ * play, as one `PlayableKind` in its manifest (`playables`). The platform collects them at start into
+ * `ctx.catalogue.playables` (`platform/catalogue.ts`), the way it collects event types, so the streaming module reads
+ * every kind without importing any module's tables.
  */
 
 /** The streaming asset types of the spec (AssetResult `type`). */
@@ -107,24 +108,9 @@ export interface FrameSource {
   final: boolean;
 }
 
-let kinds: readonly PlayableKind[] = [];
-
-/** Set at start from the manifests' `playables`. */
-export function setPlayableKinds(list: readonly PlayableKind[]): void {
-  const seen = new Set<string>();
-  for (const k of list) {
-    if (seen.has(k.type)) throw new Error(`two modules register the playable kind ${k.type}`);
-    seen.add(k.type);
-  }
-  kinds = [...list];
-}
-
-/** The kinds the running platform's modules register. */
-export const playableKinds = (): readonly PlayableKind[] => kinds;
-
 /** Reads one playable from whichever kind has it (ids are unique across kinds: uuids or event ids). */
 export async function findPlayable(ctx: PlatformContext, tenantId: string, id: string): Promise<{ kind: PlayableKind; playable: Playable } | undefined> {
-  for (const kind of kinds) {
+  for (const kind of ctx.catalogue.playables) {
     const playable = await kind.get(ctx, tenantId, id);
     if (playable) return { kind, playable };
   }

@@ -5,7 +5,7 @@ import type { PlatformContext } from '../context.ts';
 /**
  * Hooks on media delivery (`/media/vod/...`, `/media/live/...`, `/media/recordings/...`): guards that may refuse a request (playback tokens,
  * allowed domains, concurrent sessions) and observers that see every admitted one (CMCD data). Modules give them in
- * their manifest (`playbackGuards`, `playbackObservers`); the platform collects them at start; the delivery routes
+ * their manifest (`playbackGuards`, `playbackObservers`); the platform collects them at start (`ctx.catalogue`); the delivery routes
  * call `admitMedia` once per request. Delivery stays free of any module's rules.
  */
 
@@ -44,15 +44,6 @@ export interface MediaRequest {
 export type PlaybackGuard = (ctx: PlatformContext, media: MediaRequest) => Promise<void>;
 /** Sees each admitted request; must not throw nor block (errors are logged and dropped). */
 export type PlaybackObserver = (ctx: PlatformContext, media: MediaRequest) => void;
-
-let guards: readonly PlaybackGuard[] = [];
-let observers: readonly PlaybackObserver[] = [];
-
-/** Set at start from the manifests. */
-export function setPlaybackHooks(hooks: { guards: readonly PlaybackGuard[]; observers: readonly PlaybackObserver[] }): void {
-  guards = [...hooks.guards];
-  observers = [...hooks.observers];
-}
 
 const isManifestPath = (path: string) => /\.(m3u8|mpd)$/.test(path);
 
@@ -106,7 +97,7 @@ export async function admitMedia(
     ip: req.ip,
     query,
   };
-  for (const guard of guards) await guard(ctx, media);
+  for (const guard of ctx.catalogue.playbackGuards) await guard(ctx, media);
   if (media.isManifest && queryToken && !split.token) {
     const url = new URL(req.url, 'http://x');
     url.searchParams.delete('token');
@@ -115,7 +106,7 @@ export async function admitMedia(
     await reply.redirect(new URL(target).pathname + (search ? `?${search}` : ''), 302);
     return undefined;
   }
-  for (const observe of observers) {
+  for (const observe of ctx.catalogue.playbackObservers) {
     try {
       observe(ctx, media);
     } catch (err) {

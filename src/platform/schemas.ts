@@ -26,8 +26,18 @@ export const ProtectionDetails = Type.Object({
   contentId: Type.String({ description: "DRM content id (a live channel's and its recordings': the channel id)" }),
 });
 
-/** Error responses every authenticated operation can give, for the OpenAPI document. */
+/**
+ * A response that is not JSON (a PNG, a playlist, a page), documented with its media type: Fastify and the OpenAPI
+ * document take `{ content: { <type>: { schema } } }` in place of a schema. Typed as a schema for `withErrors`.
+ */
+export const mediaResponse = (mediaType: string, schema: TSchema, description = mediaType): TSchema =>
+  ({ description, content: { [mediaType]: { schema } } }) as unknown as TSchema;
+
+/**
+ * Error responses every authenticated operation can give, for the OpenAPI document; 409 (a conflict with the
+ * resource's state or a limit) is listed for all of them too, as what most writes can meet.
+ */
 export function withErrors<R extends Record<number, TSchema>>(responses: R) {
   const ref = Type.Ref('Error');
-  return { ...responses, 400: ref, 401: ref, 403: ref, 404: ref };
+  return { ...responses, 400: ref, 401: ref, 403: ref, 404: ref, 409: ref };
 }

@@ -189,7 +189,10 @@ export class PartWriter {
     try {
       await this.pump(body, worker, stream, maxBytes, result);
     } catch (e) {
-      if (this.pending.delete(stream)) worker.postMessage({ type: 'abort', stream } satisfies ToWorker);
+      // The worker answers an aborted part once its writes in flight have ended: until then they may still change the
+      // part's bytes on disk, and the caller may send the part again as soon as this one fails.
+      if (this.pending.has(stream)) worker.postMessage({ type: 'abort', stream } satisfies ToWorker);
+      await result.catch(() => {});
       throw e;
     } finally {
       void result.finally(() => this.held.delete(stream)).catch(() => {});
@@ -219,6 +222,13 @@ export class PartWriter {
       let settled = false;
       /** Bytes of a spilled slot that did not make a whole block, for the next slot. */
       let carried: Buffer | undefined;
+      /**
+       * Copies `bytes` into the slots at `at`, and nothing past them. Buffer#fill with a Buffer copies with memcpy (a
+       * TypedArray#set into shared memory copies a word at a time), but it repeats the value up to its `end`, and
+       * without one that is the end of the memory: every slot above, which other parts are filling and the worker
+       * writing and hashing, gets overwritten (it stored other parts' bytes in uploaded objects).
+       */
+      const put = (bytes: Buffer, at: number) => this.slots.fill(bytes, at, at + bytes.length);
       const send = (type: 'data' | 'end', length = filled) => {
         worker.postMessage({ type, stream, offset, length } satisfies ToWorker);
         offset = -1;
@@ -227,7 +237,7 @@ export class PartWriter {
       const hold = (slot: number) => {
         offset = slot;
         if (!carried) return;
-        this.slots.fill(carried, offset);
+        put(carried, offset);
         filled = carried.length;
         carried = undefined;
       };
@@ -281,8 +291,7 @@ export class PartWriter {
         while (used < chunk.length) {
           if (offset < 0) return withSlot(() => copy(chunk, used));
           const n = Math.min(chunk.length - used, SLOT - filled);
-          // Buffer#fill with a Buffer copies with memcpy; a TypedArray#set into shared memory copies a word at a time.
-          this.slots.fill(n === chunk.length ? chunk : chunk.subarray(used, used + n), offset + filled, offset + filled + n);
+          put(n === chunk.length ? chunk : chunk.subarray(used, used + n), offset + filled);
           filled += n;
           used += n;
           if (filled === SLOT) send('data');

@@ -52,7 +52,8 @@ interface Stream {
   segments: Segment[];
   writing: number;
   ended: boolean;
-  failed: boolean;
+  /** Why the part failed, once it has. */
+  failed: false | Error;
 }
 
 const streams = new Map<number, Stream>();
@@ -105,12 +106,22 @@ function release(stream: Stream, segment: Segment): void {
 
 function fail(stream: Stream, error: NodeJS.ErrnoException): void {
   if (stream.failed) return;
-  stream.failed = true;
+  stream.failed = error;
   streams.delete(stream.id);
   // Slots still being written come back when their write ends (see writeSegment); the others now.
   for (const segment of [...stream.segments]) release(stream, segment);
-  if (!stream.writing) closeAll(stream, false);
-  if (error.code !== 'ABORTED') post({ type: 'failed', stream: stream.id, code: error.code, message: error.message });
+  if (!stream.writing) answerFailed(stream);
+}
+
+/**
+ * Answers a failed (or aborted) part once none of its writes is in flight, not before: a write still queued in the
+ * thread pool would land after the answer, over the bytes of the next send of the same part, which the answer lets
+ * start (fsUploads.ts serializes the sends of a part on these answers).
+ */
+function answerFailed(stream: Stream): void {
+  closeAll(stream, false);
+  const { code, message } = stream.failed as NodeJS.ErrnoException;
+  post({ type: 'failed', stream: stream.id, code, message });
 }
 
 function writeSegment(stream: Stream, segment: Segment, position: number, done = 0): void {
@@ -126,7 +137,7 @@ function writeSegment(stream: Stream, segment: Segment, position: number, done =
     if (error && !stream.failed) return fail(stream, error);
     release(stream, segment);
     if (!stream.failed) finish(stream);
-    else if (!stream.writing) closeAll(stream, false);
+    else if (!stream.writing) answerFailed(stream);
   });
 }
 
@@ -158,9 +169,8 @@ function finish(stream: Stream): void {
   try {
     if (stream.record) writeRecord(stream.record, { eTag, size: stream.size });
   } catch (e) {
-    stream.failed = true;
-    closeAll(stream, false);
-    return post({ type: 'failed', stream: stream.id, code: (e as NodeJS.ErrnoException).code, message: (e as Error).message });
+    stream.failed = e as Error;
+    return answerFailed(stream); // every write has ended
   }
   post({ type: 'done', stream: stream.id, eTag, size: stream.size });
   closeAll(stream, true);

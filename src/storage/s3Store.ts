@@ -29,12 +29,18 @@ export interface S3Location {
   /** Keys are stored under this prefix (`s3://bucket/prefix`), so that one bucket can hold several platforms. */
   prefix: string;
   endpoint?: string;
+  /**
+   * The endpoint clients reach the store at, when it is not `endpoint` (the store on a private network, as in
+   * compose.yaml): the URLs handed to clients (part uploads, previews, redirects) are signed for it, the platform's own
+   * requests go to `endpoint`.
+   */
+  publicEndpoint?: string;
   region: string;
   forcePathStyle: boolean;
 }
 
 /**
- * `s3://bucket[/prefix]?endpoint=...&region=...&forcePathStyle=true`, the region defaulting to `AWS_REGION` (config);
+ * `s3://bucket[/prefix]?endpoint=...&publicEndpoint=...&region=...&forcePathStyle=true`, the region defaulting to `AWS_REGION` (config);
  * credentials come from the standard AWS chain.
  */
 export function parseS3Url(url: string, defaultRegion = 'us-east-1'): S3Location {
@@ -45,6 +51,7 @@ export function parseS3Url(url: string, defaultRegion = 'us-east-1'): S3Location
     bucket: u.hostname,
     prefix: prefix ? `${prefix}/` : '',
     endpoint: u.searchParams.get('endpoint') ?? undefined,
+    publicEndpoint: u.searchParams.get('publicEndpoint') ?? undefined,
     region: u.searchParams.get('region') ?? defaultRegion,
     forcePathStyle: u.searchParams.get('forcePathStyle') === 'true',
   };
@@ -69,17 +76,22 @@ export class S3ObjectStore implements ObjectStore {
   readonly minPartSize = 5 * 1024 * 1024;
   readonly bucket: string;
   readonly client: S3Client;
+  /** Signs the URLs handed to clients: for `publicEndpoint` when there is one (signing sends no request). */
+  private readonly publicSigner: S3Client;
 
   constructor(private readonly loc: S3Location) {
     this.bucket = loc.bucket;
-    this.client = new S3Client({
-      endpoint: loc.endpoint,
-      region: loc.region,
-      forcePathStyle: loc.forcePathStyle,
-      // Presigned part URLs must not carry a checksum of an empty body, or S3 refuses every part that has bytes.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    const client = (endpoint: string | undefined) =>
+      new S3Client({
+        endpoint,
+        region: loc.region,
+        forcePathStyle: loc.forcePathStyle,
+        // Presigned part URLs must not carry a checksum of an empty body, or S3 refuses every part that has bytes.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+    this.client = client(loc.endpoint);
+    this.publicSigner = loc.publicEndpoint ? client(loc.publicEndpoint) : this.client;
     // Swift, Ceph and older MinIO refuse a multi-object delete without Content-MD5; AWS accepts it too.
     this.client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -99,7 +111,10 @@ export class S3ObjectStore implements ObjectStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (e) {
       if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 404) throw e;
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      // The processes of a new deployment start together (compose): another one may have just created it.
+      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).catch((err: { name?: string }) => {
+        if (err.name !== 'BucketAlreadyOwnedByYou') throw err;
+      });
     }
     return this;
   }
@@ -111,6 +126,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    if (this.publicSigner !== this.client) this.publicSigner.destroy();
   }
 
   uri(key: string): string {
@@ -119,8 +135,9 @@ export class S3ObjectStore implements ObjectStore {
 
   location(key: string): string {
     const path = this.k(key).split('/').map(encodeURIComponent).join('/');
-    if (this.loc.endpoint) {
-      const base = new URL(this.loc.endpoint);
+    const endpoint = this.loc.publicEndpoint ?? this.loc.endpoint;
+    if (endpoint) {
+      const base = new URL(endpoint);
       return this.loc.forcePathStyle ? `${base.origin}/${this.bucket}/${path}` : `${base.protocol}//${this.bucket}.${base.host}/${path}`;
     }
     return `https://${this.bucket}.s3.${this.loc.region}.amazonaws.com/${path}`;
@@ -133,7 +150,7 @@ export class S3ObjectStore implements ObjectStore {
 
   presignUploadPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
     const command = new UploadPartCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: uploadId, PartNumber: partNumber });
-    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.publicSigner, command, { expiresIn: expiresInSeconds });
   }
 
   async listParts(key: string, uploadId: string): Promise<(UploadedPart & { size: number })[]> {
@@ -235,17 +252,22 @@ export class S3ObjectStore implements ObjectStore {
     return out.Body as Readable;
   }
 
+  /** For the platform's own ffmpeg and ffprobe: signed for `endpoint`, where this process reaches the store. */
   readableLocation(key: string): Promise<string> {
-    return this.presignGet(key, 6 * 3600);
+    return this.signGet(this.client, key, 6 * 3600);
   }
 
   presignGet(key: string, expiresInSeconds: number, downloadName?: string): Promise<string> {
+    return this.signGet(this.publicSigner, key, expiresInSeconds, downloadName);
+  }
+
+  private signGet(signer: S3Client, key: string, expiresInSeconds: number, downloadName?: string): Promise<string> {
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: this.k(key),
       ResponseContentDisposition: downloadName ? `attachment; filename*=UTF-8''${encodeURIComponent(downloadName)}` : undefined,
     });
-    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
+    return getSignedUrl(signer, command, { expiresIn: expiresInSeconds });
   }
 
   /**

@@ -5,6 +5,7 @@ import { startRtmpIngest, type LivePipeline, type RtmpIngest } from '../../src/m
 import { launchBrowser, serveDirectory, servePlayerPage, type StaticServer } from '../helpers/browser.ts';
 import { localPipeline, playLive, pushRtmp, quietLog, readPlaylist, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
 import { tempDir } from '../helpers/media.ts';
+import { until } from '../helpers/until.ts';
 
 const KEY = 'e2e-key';
 const CHANNEL = 'c-e2e';
@@ -52,14 +53,18 @@ describe('live playback through input loss', () => {
   /** Waits until every player's playhead is `seconds` past where it was, failing on any player error. */
   async function allAdvance(players: LivePlayer[], seconds: number, what: string) {
     const from = await Promise.all(players.map((p) => p.state()));
-    await waitFor(
-      what,
+    let now = from;
+    await until(
       async () => {
-        const now = await Promise.all(players.map((p) => p.state()));
+        now = await Promise.all(players.map((p) => p.state()));
         for (const s of now) if (s.error) throw new Error(s.error);
         return now.every((s, i) => s.currentTime >= from[i]!.currentTime + seconds);
       },
-      60_000,
+      Boolean,
+      {
+        timeoutMs: 60_000,
+        what: () => `${what}; players from ${JSON.stringify(from)} to ${JSON.stringify(now)}; newest segment ${newestSequence()}`,
+      },
     );
   }
   const fetchedFrom = (sequence: number) =>

@@ -58,7 +58,8 @@ export async function serveDirectory(root: string): Promise<StaticServer> {
     const file = normalize(join(root, path));
     if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404, cors).end();
     const size = statSync(file).size;
-    const headers = { ...cors, 'content-type': contentTypeOf(file), 'accept-ranges': 'bytes' };
+    // ES modules (the SDK's build) load only with a JavaScript type; the store's table is for media.
+    const headers = { ...cors, 'content-type': file.endsWith('.js') ? 'text/javascript' : contentTypeOf(file), 'accept-ranges': 'bytes' };
     const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     if (range) {
       const start = range[1] ? Number(range[1]) : size - Number(range[2]);
@@ -137,7 +138,10 @@ export async function play(
     drmToken?: string;
     /** hls.js, SAMPLE-AES outputs: the ClearKey license URL (EME); hls.js takes it from its configuration only. */
     clearKeyLicenseUrl?: string;
-    /** dash.js: where to start (presentation time in seconds; live: within the window, never nearer the edge). */
+    /**
+     * Where to start (presentation time in seconds). dash.js: live, within the window, never nearer the edge; hls.js:
+     * its `startPosition`, also on a live or EVENT playlist (which it would otherwise start near the end).
+     */
     startTime?: number;
     /**
      * dash.js: the clock only from the MPD's UTCTiming, without dash.js's fallback to the MPD response's `Date` (other
@@ -186,7 +190,8 @@ export async function play(
                 },
               }
             : {};
-          const hls = new w.Hls(drmToken === undefined ? eme : { xhrSetup, ...eme });
+          const start = startTime === undefined ? {} : { startPosition: startTime };
+          const hls = new w.Hls(drmToken === undefined ? { ...eme, ...start } : { xhrSetup, ...eme, ...start });
           hls.on(w.Hls.Events.MANIFEST_PARSED, () => {
             if (height === undefined) return;
             const level = hls.levels.findIndex((l: any) => l.height === height);

@@ -177,8 +177,8 @@ export async function framePixels(
 }
 
 export interface LivePlayer {
-  /** The playhead, the first fatal error (if any) and the picture's size, as the page sees them now. */
-  state(): Promise<{ currentTime: number; error?: string; videoHeight: number }>;
+  /** The playhead, the first fatal error (if any), the picture's size and whether the stream ended, as the page sees them now. */
+  state(): Promise<{ currentTime: number; error?: string; videoHeight: number; ended: boolean }>;
   close(): Promise<void>;
 }
 
@@ -193,11 +193,12 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
     ({ url, player }) => {
       const video = document.getElementById('v') as HTMLVideoElement;
       const w = window as any;
-      const state: { error?: string } = {};
+      const state: { error?: string; warning?: string } = {};
       w.__live = state;
       if (player === 'hls') {
         const hls = new w.Hls();
         hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
+          if (!d.fatal) state.warning = `hls.js ${d.type}: ${d.details}`;
           if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}${d.reason ? ` (${d.reason})` : ''}${d.url ? ` at ${d.url}` : ''}`;
         });
         hls.loadSource(url);
@@ -215,9 +216,9 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
       video.muted = true;
       // No play() here: dash.js starts its manifest refresh on the 'play' event it sees after attaching, and autoplays.
       if (player === 'hls') video.play().catch(() => {});
-      // A live player may pause at a stall; a viewer would press play again.
+      // A live player may pause at a stall; a viewer would press play again (not at the end: play() would start over).
       setInterval(() => {
-        if (video.paused && video.readyState >= 2) video.play().catch(() => {});
+        if (video.paused && !video.ended && video.readyState >= 2) video.play().catch(() => {});
       }, 250);
     },
     { url, player },
@@ -226,7 +227,18 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
     state: () =>
       page.evaluate(() => {
         const video = document.getElementById('v') as HTMLVideoElement;
-        return { currentTime: video.currentTime, error: (window as any).__live.error as string | undefined, videoHeight: video.videoHeight };
+        const b = video.buffered;
+        return {
+          currentTime: video.currentTime,
+          error: (window as any).__live.error as string | undefined,
+          videoHeight: video.videoHeight,
+          ended: video.ended,
+          // For the failure message of a wait: where the player is stuck and why.
+          paused: video.paused,
+          readyState: video.readyState,
+          buffered: Array.from({ length: b.length }, (_, i) => `${b.start(i).toFixed(1)}-${b.end(i).toFixed(1)}`).join(','),
+          lastWarning: (window as any).__live.warning as string | undefined,
+        };
       }),
     close: () => page.close(),
   };

@@ -136,6 +136,10 @@ async function start(
     DATABASE_URL: own.databaseUrl,
     MEDIAPLANE_DATA_DIR: own.dataDir,
     MEDIAPLANE_ADMIN_TOKEN: 'test-admin-token',
+    // The live role opens its RTMP port at start: test platforms take any free one unless a test names its own.
+    MEDIAPLANE_RTMP_PORT: process.env.MEDIAPLANE_RTMP_PORT ?? '0',
+    // Every answer of a documented operation is checked against the OpenAPI document (src/platform/responseCheck.ts).
+    MEDIAPLANE_RESPONSE_CHECK: 'true',
     ...env,
   });
   const platform = await openPlatform(config, opts);

@@ -28,10 +28,10 @@ function freePort(): Promise<number> {
   });
 }
 
-const server = (name: string, port: number, dir: string, user: string) => `[DEFAULT]
+const server = (name: string, port: number, dir: string, user: string, host: string) => `[DEFAULT]
 devices = ${dir}/devices
 mount_check = false
-bind_ip = 127.0.0.1
+bind_ip = ${host}
 bind_port = ${port}
 workers = 0
 swift_dir = ${dir}
@@ -44,8 +44,8 @@ use = egg:swift#${name}
 `;
 
 // tempauth needs a cache client to exist; nothing listens on the port, so every lookup simply misses.
-const proxy = (port: number, dir: string, user: string) => `[DEFAULT]
-bind_ip = 127.0.0.1
+const proxy = (port: number, dir: string, user: string, host: string) => `[DEFAULT]
+bind_ip = ${host}
 bind_port = ${port}
 workers = 0
 swift_dir = ${dir}
@@ -83,12 +83,16 @@ from swift.common.ring import RingBuilder
 d = sys.argv[1]
 for name, port in zip(['account', 'container', 'object'], sys.argv[2:5]):
     b = RingBuilder(6, 1, 1)
-    b.add_dev({'id': 0, 'region': 1, 'zone': 1, 'ip': '127.0.0.1', 'port': int(port), 'device': 'd1', 'weight': 1})
+    b.add_dev({'id': 0, 'region': 1, 'zone': 1, 'ip': sys.argv[5], 'port': int(port), 'device': 'd1', 'weight': 1})
     b.rebalance()
     b.get_ring().save(f'{d}/{name}.ring.gz')
 `;
 
-export async function startSwift(): Promise<SwiftServer> {
+/**
+ * `netns`: the servers run in that network namespace (a host of its own, test/vod.multihost.test.ts), listening on
+ * `host`, its address; by default on this machine's loopback.
+ */
+export async function startSwift({ netns, host = '127.0.0.1' }: { netns?: string; host?: string } = {}): Promise<SwiftServer> {
   try {
     execFileSync('swift-proxy-server', ['--help'], { stdio: 'ignore' });
   } catch {
@@ -101,19 +105,21 @@ export async function startSwift(): Promise<SwiftServer> {
   const [account, container, object, proxyPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const user = userInfo().username;
   writeFileSync(join(dir, 'swift.conf'), '[swift-hash]\nswift_hash_path_suffix = mediaplane-test\n[storage-policy:0]\nname = default\ndefault = yes\n');
-  writeFileSync(join(dir, 'account-server.conf'), server('account', account, dir, user));
-  writeFileSync(join(dir, 'container-server.conf'), server('container', container, dir, user));
-  writeFileSync(join(dir, 'object-server.conf'), server('object', object, dir, user));
-  writeFileSync(join(dir, 'proxy-server.conf'), proxy(proxyPort, dir, user));
+  writeFileSync(join(dir, 'account-server.conf'), server('account', account, dir, user, host));
+  writeFileSync(join(dir, 'container-server.conf'), server('container', container, dir, user, host));
+  writeFileSync(join(dir, 'object-server.conf'), server('object', object, dir, user, host));
+  writeFileSync(join(dir, 'proxy-server.conf'), proxy(proxyPort, dir, user, host));
   // Swift's own interpreter (the first line of its scripts), not whichever python3 comes first on PATH.
   const python = readFileSync(execFileSync('which', ['swift-ring-builder'], { encoding: 'utf8' }).trim(), 'utf8')
     .split('\n')[0]
     .replace(/^#!\s*/, '')
     .split(' ')[0];
-  execFileSync(python, ['-c', RINGS, dir, String(account), String(container), String(object)]);
+  execFileSync(python, ['-c', RINGS, dir, String(account), String(container), String(object), host]);
 
   const children: ChildProcess[] = ['account', 'container', 'object', 'proxy'].map((name) =>
-    spawn(`swift-${name}-server`, [join(dir, `${name}-server.conf`)], { stdio: ['ignore', 'ignore', 'pipe'] }),
+    netns
+      ? spawn('ip', ['netns', 'exec', netns, `swift-${name}-server`, join(dir, `${name}-server.conf`)], { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn(`swift-${name}-server`, [join(dir, `${name}-server.conf`)], { stdio: ['ignore', 'ignore', 'pipe'] }),
   );
   // Should the test process die without stopping Swift, its servers must not outlive it.
   const killAll = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
@@ -121,7 +127,7 @@ export async function startSwift(): Promise<SwiftServer> {
   const stderr: string[] = [];
   for (const c of children) c.stderr!.on('data', (d) => stderr.push(String(d)));
 
-  const endpoint = `http://127.0.0.1:${proxyPort}`;
+  const endpoint = `http://${host}:${proxyPort}`;
   const stop = async () => {
     process.off('exit', killAll);
     await Promise.all(
@@ -134,7 +140,7 @@ export async function startSwift(): Promise<SwiftServer> {
     if (children.some((c) => c.exitCode !== null)) throw new Error('a Swift server exited');
     const up = await Promise.all(
       [account, container, object, proxyPort].map((port) =>
-        fetch(`http://127.0.0.1:${port}/`).then(
+        fetch(`http://${host}:${port}/`).then(
           () => true,
           () => false,
         ),

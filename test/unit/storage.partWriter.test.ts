@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, read, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PartWriter } from '../../src/storage/partWriter.ts';
+import { sleep } from '../helpers/until.ts';
 
 const MiB = 1024 * 1024;
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
@@ -86,5 +87,86 @@ describe('part writer', () => {
     setTimeout(() => broken.destroy(new Error('connection reset')), 20);
     await expect(sent).rejects.toThrow('connection reset');
     expect(existsSync(record.path)).toBe(false);
+  });
+});
+
+describe('part writer: a part that fails', () => {
+  const writer = new PartWriter();
+  let dir: string;
+  afterAll(async () => {
+    await writer.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is answered only once none of its writes can still land, so that a send again is not overwritten', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mediaplane-partwriter-'));
+    const path = join(dir, 'data');
+    await writer.write(body(randomBytes(1000)), path, 'w', 0, 16 * MiB); // the worker is up
+    // The thread pool that runs the worker's writes is kept busy with reads of an empty pipe: the writes of the part
+    // are still queued when its sender goes away.
+    const pipe = join(dir, 'pipe');
+    execFileSync('mkfifo', [pipe]);
+    const fd = openSync(pipe, constants.O_RDWR); // opening both ends does not wait for a writer
+    const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    const busy = Array.from({ length: threads }, () => new Promise((resolve) => read(fd, Buffer.alloc(1), 0, 1, null, resolve)));
+    let released = false;
+    const release = () => released || ((released = true), writeSync(fd, Buffer.alloc(threads)));
+    try {
+      const broken = new Readable({ read() {} });
+      let answered = false;
+      const sent = writer.write(broken, path, 'r+', 0, 16 * MiB).finally(() => (answered = true));
+      sent.catch(() => {});
+      broken.push(randomBytes(2 * MiB + 5));
+      await sleep(300); // the two whole slots reach the worker, whose writes queue
+      broken.destroy(new Error('connection reset'));
+      await sleep(500);
+      expect(answered).toBe(false);
+      release();
+      await expect(sent).rejects.toThrow('connection reset');
+    } finally {
+      release();
+      await Promise.all(busy);
+      closeSync(fd);
+    }
+  });
+});
+
+describe('part writer: parts that share the slots', () => {
+  const writer = new PartWriter();
+  let dir: string;
+  afterAll(async () => {
+    await writer.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps a part's bytes when another part resumes after giving its slot back mid-block", async () => {
+    // Part B holds a slot half filled while part A, idle past the idle check, gives its slot back mid-block; A's next
+    // slot then starts with the bytes A kept back, and those must land in that slot only, not in B's.
+    dir = mkdtempSync(join(tmpdir(), 'mediaplane-partwriter-'));
+    const a = randomBytes(3 * MiB + 777);
+    const b = randomBytes(3 * MiB + 555);
+    const bodyA = new Readable({ read() {} });
+    const bodyB = new Readable({ read() {} });
+    // B first: the free slots are taken from the top, so B's slot lies above any A takes later.
+    const sentB = writer.write(bodyB, join(dir, 'b'), 'w', 0, 16 * MiB);
+    bodyB.push(b.subarray(0, 512 * 1024));
+    await sleep(20);
+    const sentA = writer.write(bodyA, join(dir, 'a'), 'w', 0, 16 * MiB);
+    bodyA.push(a.subarray(0, 5000)); // one whole block and 904 bytes
+    // B keeps sending small pieces (so it does not spill) while A is silent long enough to spill.
+    let atB = 512 * 1024;
+    for (let i = 0; i < 10; i++, atB += 1000) {
+      bodyB.push(b.subarray(atB, atB + 1000));
+      await sleep(40);
+    }
+    bodyA.push(a.subarray(5000));
+    bodyA.push(null);
+    bodyB.push(b.subarray(atB));
+    bodyB.push(null);
+    const [partA, partB] = await Promise.all([sentA, sentB]);
+    expect(md5(readFileSync(join(dir, 'a')))).toBe(md5(a));
+    expect(md5(readFileSync(join(dir, 'b')))).toBe(md5(b));
+    expect(partA).toEqual({ eTag: `"${md5(a)}"`, size: a.length });
+    expect(partB).toEqual({ eTag: `"${md5(b)}"`, size: b.length });
   });
 });

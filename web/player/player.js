@@ -46,9 +46,12 @@
     let played = 0;
     let lastTime = null;
     let waitingSince = null;
-    const send = (kind, extra) => {
+    const send = (kind, extra, leaving = false) => {
       if (ended || requestedAt === null) return;
       const body = JSON.stringify({ beacons: [{ ...base, kind, ...extra }] });
+      // A page being hidden or closed may never run another line: the browser itself delivers a beacon after the page
+      // is gone (text/plain needs no CORS preflight, which sendBeacon cannot make). A refused beacon falls back to fetch.
+      if (leaving && navigator.sendBeacon?.(boot.beaconUrl, new Blob([body], { type: 'text/plain' }))) return;
       fetch(boot.beaconUrl, { method: 'POST', keepalive: true, headers: { 'content-type': 'application/json' }, body }).catch(() => {});
     };
     const bitrate = () => {
@@ -81,21 +84,26 @@
       }
       waitingSince = null;
     });
-    const heartbeat = () => {
+    const heartbeat = (leaving = false) => {
       const s = takePlayed();
-      if (s > 0) send('heartbeat', { playedSeconds: s, videoBitrate: bitrate() });
+      if (s > 0) send('heartbeat', { playedSeconds: s, videoBitrate: bitrate() }, leaving);
     };
-    const timer = setInterval(heartbeat, boot.heartbeatMs);
+    const timer = setInterval(() => heartbeat(), boot.heartbeatMs);
     video.addEventListener('pause', () => {
       if (!video.ended) heartbeat();
     });
-    const end = () => {
+    const end = (leaving = false) => {
       clearInterval(timer);
-      send('end', { playedSeconds: takePlayed(), videoStarted: started, failed, videoBitrate: bitrate() });
+      send('end', { playedSeconds: takePlayed(), videoStarted: started, failed, videoBitrate: bitrate() }, leaving);
       ended = true;
     };
-    video.addEventListener('ended', end);
-    addEventListener('pagehide', end);
+    video.addEventListener('ended', () => end());
+    addEventListener('pagehide', () => end(true));
+    // A hidden page may be discarded without a pagehide (a phone switching apps): what it played is sent now; the
+    // impression goes on if the page comes back.
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') heartbeat(true);
+    });
     return {
       error(code) {
         if (failed) return;
@@ -165,7 +173,9 @@
   const hlsFailure = (d) =>
     d.type === 'keySystemError' || d.details === 'keyLoadError'
       ? `Playback failed: the DRM key was refused (${d.details}); the DRM token may be expired or for another video`
-      : `Playback failed: ${d.details}`;
+      : d.response?.code === 401 || d.response?.code === 403
+        ? `Playback failed: the server refused the video (${d.response.code}); a playback token missing, expired or for another video, or a page the publisher does not allow`
+        : `Playback failed: ${d.details}`;
 
   const DRM_TOKEN_NEEDED = 'This video is protected by DRM: the page needs a DRM token (drmToken) to play it';
 
@@ -173,6 +183,8 @@
     const res = await fetch(boot.sourceUrl);
     const source = await res.json().catch(() => ({}));
     if (!res.ok) return show(source.status?.message ?? `The video cannot be played (${res.status})`);
+    // A missing, expired or refused playback token, said in words before the player asks for media.
+    if (source.playbackRefusal) return show(source.playbackRefusal);
     if (source.title) document.title = source.title;
     if (source.poster) video.poster = source.poster;
     video.muted = boot.flags.Muted;

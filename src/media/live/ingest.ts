@@ -209,11 +209,23 @@ export async function startRtmpIngest(opts: RtmpIngestOptions): Promise<RtmpInge
       socket.destroy();
     };
     const onPublish = session.rtmp.onPublish.bind(session.rtmp);
+    let publishing = false;
     session.rtmp.onPublish = (msg) => {
+      // One publish per connection; the check may take a moment (the encoder waits for the answer before sending media).
+      if (publishing) return;
+      publishing = true;
+      void publish(msg).catch((err) => {
+        opts.log.error({ err }, 'RTMP publish check failed');
+        if (!socket.destroyed) refuse('NetStream.Publish.BadName', 'the stream key could not be checked; try again');
+      });
+    };
+    const publish = async (msg: { streamName: string }) => {
       const [streamKey = '', query = ''] = String(msg.streamName ?? '').split('?');
       if (!SAFE_NAME.test(streamKey)) return refuse('NetStream.Publish.BadName', 'invalid stream key');
       const relayed = isLoopback(socket.remoteAddress) && new URLSearchParams(query).get('relay') === relayToken;
-      const verdict = opts.authorize(streamKey, remoteAddress, { relayed });
+      const verdict = await opts.authorize(streamKey, remoteAddress, { relayed });
+      // The encoder gave up while the key was being checked.
+      if (socket.destroyed) return;
       if ('refused' in verdict) return refuse('NetStream.Publish.BadName', verdict.refused);
       const { channelId, slot = 'primary' } = verdict;
       if (!SAFE_NAME.test(channelId)) return refuse('NetStream.Publish.BadName', 'invalid channel');

@@ -132,6 +132,8 @@ export function mediaPlaylist(
   ll?: LowLatencyPlaylist,
   /** Seconds behind the live edge players should play (live captions: `captionHoldBack`); not with low latency. */
   holdBack?: number,
+  /** The channel stopped: the playlist ends (`EXT-X-ENDLIST`), so players that watch it play to its end and stop. */
+  ended = false,
 ): string {
   const listed = track.segments.slice(-windowSegments);
   const target = Math.max(Math.ceil(segmentSeconds), ...listed.map((s) => Math.round(s.duration)));
@@ -174,7 +176,10 @@ export function mediaPlaylist(
     if (ll && i >= listed.length - PART_SEGMENTS) parts(s);
     lines.push(`#EXTINF:${s.duration.toFixed(6)},`, segmentKey(track.name, s.sequence));
   });
-  if (ll) {
+  if (ended) {
+    // Nothing more is coming: no open segment, no preload hint (the last run's open segment was closed at its end).
+    lines.push('#EXT-X-ENDLIST');
+  } else if (ll) {
     const open = track.open;
     if (open && open.parts.length > 0) {
       begin(open);
@@ -204,6 +209,12 @@ export interface MpdOptions {
   subtitles?: SubtitleTrack;
   /** Seconds behind the live edge players should play (live captions: `captionHoldBack`); three segments otherwise. */
   presentationDelay?: number;
+  /**
+   * The channel stopped: a static MPD of the window, so players that watch it play to its end (`ended`). Presentation
+   * times stay those of the dynamic MPD (a player that was watching keeps its position); the first Period starts at its
+   * first listed segment and `mediaPresentationDuration` ends at the last one.
+   */
+  ended?: boolean;
 }
 
 /**
@@ -217,22 +228,41 @@ export function dashManifest(o: MpdOptions): string {
   const listed = new Map(
     o.tracks.map((t) => {
       const segs: PublishedSegment[] = t.segments.slice(-o.windowSegments);
-      if (o.partSeconds && t.open && t.open.parts.length > 0)
+      if (o.partSeconds && !o.ended && t.open && t.open.parts.length > 0)
         segs.push({ ...t.open, duration: o.segmentSeconds, parts: undefined, complete: undefined } as PublishedSegment);
       return [t.name, segs];
     }),
   );
   const periodIds = new Set([...listed.values()].flatMap((segs) => segs.map((s) => s.period)));
-  const periods = o.periods.filter((p) => periodIds.has(p.id));
-  const out = [
-    '<?xml version="1.0" encoding="utf-8"?>',
-    `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011,http://dashif.org/guidelines/dash-if-simple" type="dynamic"` +
-      ` availabilityStartTime="${new Date(o.availabilityStart).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
-      ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" minBufferTime="${iso(o.segmentSeconds * 2)}"` +
-      ` timeShiftBufferDepth="${iso(windowSeconds)}" suggestedPresentationDelay="${iso(Math.max(o.presentationDelay ?? 0, o.segmentSeconds * 3))}"` +
-      ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
-  ];
-  if (o.partSeconds) {
+  let periods = o.periods.filter((p) => periodIds.has(p.id));
+  const profiles = 'urn:mpeg:dash:profile:isoff-live:2011,http://dashif.org/guidelines/dash-if-simple';
+  const out = ['<?xml version="1.0" encoding="utf-8"?>'];
+  if (o.ended) {
+    const seconds = (t: Track, at: number) => at / t.timescale!;
+    const spans = o.tracks
+      .filter((t) => !t.forensic && (listed.get(t.name) ?? []).length > 0)
+      .map((t) => {
+        const segs = listed.get(t.name)!;
+        return { first: seconds(t, segs[0]!.decodeTime), end: seconds(t, segs.at(-1)!.decodeTime) + segs.at(-1)!.duration };
+      });
+    const first = Math.min(...spans.map((s) => s.first));
+    const end = Math.max(...spans.map((s) => s.end));
+    // The window has slid past the first Period's start: it starts where its first listed segment does.
+    periods = periods.map((p, i) => (i === 0 ? { ...p, start: Math.max(p.start, first) } : p));
+    out.push(
+      `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="${profiles}" type="static"` +
+        ` mediaPresentationDuration="${iso(end)}" minBufferTime="${iso(o.segmentSeconds * 2)}" maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
+    );
+  } else {
+    out.push(
+      `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="${profiles}" type="dynamic"` +
+        ` availabilityStartTime="${new Date(o.availabilityStart).toISOString()}" publishTime="${new Date(o.now).toISOString()}"` +
+        ` minimumUpdatePeriod="${iso(o.segmentSeconds)}" minBufferTime="${iso(o.segmentSeconds * 2)}"` +
+        ` timeShiftBufferDepth="${iso(windowSeconds)}" suggestedPresentationDelay="${iso(Math.max(o.presentationDelay ?? 0, o.segmentSeconds * 3))}"` +
+        ` maxSegmentDuration="${iso(o.segmentSeconds * 1.5)}">`,
+    );
+  }
+  if (o.partSeconds && !o.ended) {
     // dash.js reads its live delay from here: a part target or two behind the edge, as LL-HLS players hold back.
     const target = Math.round(o.partSeconds * 3000 + 500);
     out.push(`  <ServiceDescription id="0"><Latency target="${target}" min="${Math.round(o.partSeconds * 2000)}" max="${target * 3}"/></ServiceDescription>`);
@@ -258,7 +288,7 @@ export function dashManifest(o: MpdOptions): string {
         out.push(
           `        <SegmentTemplate timescale="${ts}" presentationTimeOffset="${Math.round(p.start * ts)}"` +
             ` initialization="${segs[0]!.initKey}" media="${t.name}/$Number$.m4s" startNumber="${segs[0]!.sequence}"` +
-            (o.partSeconds ? ` availabilityTimeOffset="${(o.segmentSeconds - o.partSeconds).toFixed(3)}" availabilityTimeComplete="false">` : '>'),
+            (o.partSeconds && !o.ended ? ` availabilityTimeOffset="${(o.segmentSeconds - o.partSeconds).toFixed(3)}" availabilityTimeComplete="false">` : '>'),
           '          <SegmentTimeline>',
         );
         segs.forEach((s, i) => {
@@ -274,6 +304,7 @@ export function dashManifest(o: MpdOptions): string {
     if (o.subtitles) out.push(...subtitleAdaptationSet(o.subtitles, o.subtitles.segments().slice(-o.windowSegments), p));
     out.push('  </Period>');
   }
-  out.push(`  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="${new Date(o.now).toISOString()}"/>`, '</MPD>');
+  if (!o.ended) out.push(`  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="${new Date(o.now).toISOString()}"/>`);
+  out.push('</MPD>');
   return `${out.join('\n')}\n`;
 }

@@ -100,6 +100,8 @@ export class Packager {
   private run: RunState | undefined;
   private masterWritten = false;
   private written = 0;
+  /** The channel stopped: the manifests are written as ended (see `end`). A resumed packager starts live again. */
+  private ended = false;
 
   constructor(private readonly o: PackagerOptions) {
     this.tracks = o.tracks.map((t) => ({ ...t, segments: [], period: -1, discontinuities: 0, nextSequence: o.firstSequence ?? 0, partsStored: [] }));
@@ -219,6 +221,16 @@ export class Packager {
    */
   async endRun(): Promise<void> {
     await this.run?.cutter?.end();
+  }
+
+  /**
+   * The channel stops: after the last run's segments are published, its playlists end (`EXT-X-ENDLIST`) and its MPD
+   * turns static, so players that watch reach `ended`. The next start continues the same playlists from the checkpoint
+   * (a new packager): they go on live after a discontinuity (docs/decisions/live.md, "Stop and start again").
+   */
+  async end(): Promise<void> {
+    this.ended = true;
+    await this.writeManifests(this.tracks.filter((t) => t.segments.length > 0));
   }
 
   /** Publishes what the current run has finished since the last call; returns how many segments that was. */
@@ -356,11 +368,11 @@ export class Packager {
       if (ll)
         await this.o.publish(
           deltaPlaylistKey(t.name),
-          Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, { ...ll, skip: true })),
+          Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, { ...ll, skip: true }, undefined, this.ended)),
           HLS,
         );
       const holdBack = this.o.subtitles ? captionHoldBack(segmentSeconds) : undefined;
-      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll, holdBack)), HLS);
+      await this.o.publish(`${t.name}.m3u8`, Buffer.from(mediaPlaylist(t, windowSegments, segmentSeconds, availabilityStart, ll, holdBack, this.ended)), HLS);
     }
     if (!this.masterWritten && this.tracks.every((t) => t.codec)) {
       await this.o.publish('master.m3u8', Buffer.from(masterPlaylist(this.tracks, this.o.subtitles)), HLS);
@@ -380,6 +392,7 @@ export class Packager {
         subtitles: this.o.subtitles,
         // dash.js plays this far behind the edge (without low latency, whose ServiceDescription it prefers), as hls.js HOLD-BACK.
         presentationDelay: this.o.subtitles ? captionHoldBack(segmentSeconds) : undefined,
+        ended: this.ended,
       });
       await this.o.publish('manifest.mpd', Buffer.from(mpd), DASH);
     }

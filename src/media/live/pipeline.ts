@@ -371,7 +371,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
       };
     },
 
-    async stop() {
+    async stop(opts = {}) {
       if (stopped) return;
       stopped = true;
       settleFirst();
@@ -384,6 +384,9 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
         await current.done;
       }
       await polling;
+      if (opts.end && packager) {
+        await packager.end().catch((e) => log.error({ err: e }, 'the ended live playlists were not written'));
+      }
       await captioner?.stop();
       if (inputConnected) markConnected(false);
       await rm(o.workDir, { recursive: true, force: true });

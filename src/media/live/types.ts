@@ -5,15 +5,20 @@ import type { LiveProtection } from './protect.ts';
 /** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
 export type InputSlot = 'primary' | 'secondary';
 
+/** Whose stream a publish is, or why it is refused. */
+export type IngestVerdict = { channelId: string; slot?: InputSlot } | { refused: string };
+
 /** One shared RTMP listener per live process (node-media-server 4's protocol code over our own listener). */
 export interface RtmpIngestOptions {
   host: string; // MEDIAPLANE_RTMP_HOST, default 0.0.0.0
   port: number; // MEDIAPLANE_RTMP_PORT, default 1935 (0 = any free port, for tests)
   /**
-   * Synchronous check at connect, before any media is accepted: the channel (and which of its inputs) that owns this
-   * stream name, or why not. `relayed`: the publisher is this process's own relay (an SRT listener, `relayUrl`).
+   * The check at `publish`, before the publish is acknowledged and before any media is accepted: the channel (and which
+   * of its inputs) that owns this stream name, or why not (said to the encoder in the protocol's refusal). It may take
+   * a moment (a channel started a moment ago is not run here yet); the encoder waits for the answer.
+   * `relayed`: the publisher is this process's own relay (an SRT listener, `relayUrl`).
    */
-  authorize(streamName: string, remoteAddress: string, how: { relayed: boolean }): { channelId: string; slot?: InputSlot } | { refused: string };
+  authorize(streamName: string, remoteAddress: string, how: { relayed: boolean }): IngestVerdict | Promise<IngestVerdict>;
   onPublish(channelId: string, slot: InputSlot): void; // the encoder is connected and sending
   onUnpublish(channelId: string, slot: InputSlot): void; // it disconnected (or stalled past a timeout)
   log: Logger;
@@ -157,5 +162,9 @@ export interface LivePipeline {
   /** The live input (an RTMP URL from the ingest, or a file/URL looped for input.mp4Sources), or null: input lost. */
   setInput(input: LiveInput | null): void;
   stats(): LivePipelineStats;
-  stop(): Promise<void>;
+  /**
+   * Stops every run. `end`: the channel stops (not handed to another process): once the last segments are out, the
+   * playlists end and the MPD turns static, so the players that watch reach the end.
+   */
+  stop(opts?: { end?: boolean }): Promise<void>;
 }

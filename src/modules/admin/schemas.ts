@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
 import { Timestamp } from '../../platform/schemas.ts';
+import { fixedAfterCreation } from '../../platform/strictBodies.ts';
 
 export const TenantParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'tenant id or name' }) });
 export const Tenant = Type.Object({
@@ -16,11 +17,15 @@ export const TenantCreated = Type.Object({
   ...Tenant.properties,
   apiKey: Type.Object({ id: Type.String(), name: Type.String(), roleType: Type.String(), key: Type.String() }),
 });
-export const TenantPatch = Type.Object({
-  status: Type.Optional(Type.String({ description: 'Active, Blocked, Deleted, SettingUp or Error' })),
-  statusMessage: Type.Optional(Type.String({ maxLength: 1024 })),
-  channelsLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
-});
+export const TenantPatch = Type.Object(
+  {
+    status: Type.Optional(Type.String({ description: 'Active, Blocked, Deleted, SettingUp or Error' })),
+    statusMessage: Type.Optional(Type.String({ maxLength: 1024 })),
+    channelsLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000 })),
+  },
+  // A tenant's name is its host: never renamed (docs/decisions/platform.md).
+  fixedAfterCreation('name'),
+);
 export const TenantList = Paged(Tenant);
 export const TenantListQuery = Type.Object({ ...PagingQuery });
 

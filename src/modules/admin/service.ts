@@ -10,7 +10,7 @@ import { textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { isRoleType } from '../../platform/roles.ts';
-import { createApiKey } from '../core/service.ts';
+import { createApiKey } from '../core/index.ts';
 import { oauthClients, oauthTokens } from './tables.ts';
 
 const TENANT_STATUSES = ['Active', 'Blocked', 'Deleted', 'SettingUp', 'Error'] as const;

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { publicRouteLimit } from '../../platform/rateLimit.ts';
-import { isOriginAllowed, originRefused } from '../streaming/domains.ts';
+import { isOriginAllowed, originRefused } from '../streaming/index.ts';
 import { BeaconBatch, rowOf } from './beacons.ts';
 import { activeTenants } from './tenantCheck.ts';
 import { clientOf } from './userAgent.ts';
@@ -31,6 +31,10 @@ const NoContent = Type.Unsafe<undefined>({ type: 'null', description: 'stored' }
  * validated beacon by beacon, and written in groups (writer.ts).
  */
 export const beaconRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext; writer: BeaconWriter }> = async (app, { ctx, writer }) => {
+  // navigator.sendBeacon, which a page sends as it goes away, can carry JSON only as text/plain without a CORS
+  // preflight: in this route (and only here) a text/plain body is read as JSON.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (req, body, done) => json(req, body as string, done));
   const checkTenant = activeTenants(ctx.db);
   const limit = publicRouteLimit(ctx.config.beaconRateLimitPerMinute, (req) => {
     const id = (req.params as { tenantId?: string }).tenantId ?? '';
@@ -44,8 +48,10 @@ export const beaconRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext; wri
       schema: {
         tags: ['Player'],
         summary: 'Send player beacons',
-        description: 'Stores up to 100 beacons of a player (no API key). Answers 204 once they are stored.',
+        description:
+          'Stores up to 100 beacons of a player (no API key). Answers 204 once they are stored. The body is JSON, sent as application/json or, by navigator.sendBeacon, as text/plain.',
         security: [],
+        consumes: ['application/json', 'text/plain'],
         params: Type.Object({ tenantId: Type.String({ format: 'uuid' }) }),
         body: BeaconBatch,
         response: { 204: NoContent, 400: Type.Ref('Error'), 403: Type.Ref('Error'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },

@@ -29,7 +29,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }
           tags,
           summary: op.summary,
           description: `The ${op.fn} of \`dimension\` over the tenant's ${op.scope === 'ad' ? 'ad ' : ''}beacons of the period, by interval and groups.`,
-          body: s.AnalyticsQuery,
+          body: s.AggregateQuery,
           response: withErrors({ 200: s.AnalyticsResult }),
         },
       },

@@ -17,8 +17,7 @@ const Common = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100 })),
 };
 
-/** The request body of the queries, ads and metrics operations (spec, "Streaming: analytics"). */
-export const AnalyticsQuery = Type.Object({
+const QueryFields = {
   ...Common,
   orderBy: Type.Optional(
     Type.Array(
@@ -32,9 +31,13 @@ export const AnalyticsQuery = Type.Object({
   interval: Type.Optional(Type.Enum([...INTERVAL_NAMES])),
   groupBy: Type.Optional(Type.Array(Dimension, { maxItems: 5 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-  dimension: Type.Optional(Dimension),
   includeContext: Type.Optional(Type.Boolean()),
-});
+};
+
+/** The request body of the metrics operation (max concurrent viewers): no dimension to aggregate. */
+export const AnalyticsQuery = Type.Object({ ...QueryFields, dimension: Type.Optional(Dimension) });
+/** The request body of the queries and ads operations (spec, "Streaming: analytics"): the dimension they aggregate. */
+export const AggregateQuery = Type.Object({ ...QueryFields, dimension: Dimension });
 
 export const ImpressionsQuery = Type.Object(Common);
 

@@ -24,6 +24,22 @@ export const coreRoutes: FastifyPluginAsyncTypebox<{ db: Db; listCache?: ListCac
   );
 
   app.get(
+    '/core/v1/settings/tenant/:id',
+    {
+      config: { access: 'read', evenWhenBlocked: true },
+      schema: {
+        tags,
+        summary: 'Get own tenant',
+        description:
+          "Not in the spec: the caller's own tenant (id, name, status, message) and the calling key's role and grants, which a client such as the console reads after signing in.",
+        params: s.TenantStatusParams,
+        response: withErrors({ 200: s.OwnTenant }),
+      },
+    },
+    (req) => core.getOwnTenant(db, req.principal, req.params.id),
+  );
+
+  app.get(
     '/core/v1/api-key',
     {
       config: { access: 'manage', listCache: 'core.api-keys' },

@@ -12,6 +12,15 @@ export const TenantStatus = Type.Object({
   message: Type.String(),
 });
 
+export const OwnTenant = Type.Object({
+  id: Type.String(),
+  name: Type.String({ description: "The tenant's name, the host of its own base URL" }),
+  status: Type.String({ description: 'Active, Blocked, Deleted, SettingUp or Error' }),
+  message: Type.String(),
+  roleType: Type.String({ description: `The calling key's role: one of ${ROLE_TYPES.join(', ')}` }),
+  grants: Type.Array(Type.String(), { description: 'What the calling key may do: `read`, `write` (content), `manage` (keys, webhooks, settings)' }),
+});
+
 export const ApiKeyParams = Type.Object({ id: Uuid });
 export const ApiKeyListQuery = Type.Object({ ...PagingQuery });
 const ApiKeyListItem = Type.Object({

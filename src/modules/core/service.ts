@@ -151,3 +151,13 @@ export async function getTenantStatus(db: Queryable, callerTenantId: string, id:
   if (!row) throw notFound('tenant_not_found', 'Tenant', id);
   return { status: row.status, message: row.message || `The tenant is ${row.status}` };
 }
+
+/**
+ * The caller's own tenant (id, name, status) and the role of the key that asks (not in the spec): what a client such as
+ * the console shows after signing in, and which of its controls the key may use.
+ */
+export async function getOwnTenant(db: Queryable, principal: Principal, id: string) {
+  const tenant = await getTenantStatus(db, principal.tenantId, id);
+  const role = ROLES[principal.roleType];
+  return { id: principal.tenantId, name: principal.tenantName, ...tenant, roleType: role.type, grants: [...role.grants] };
+}

@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { ApiError } from '../../platform/errors.ts';
+import type { ErrorCode } from '../../platform/errorCodes.ts';
 import { isUuid } from '../../platform/ids.ts';
 
 /** The parts of a CPIX request (SPEKE 1.0: CPIX 2.0 with `id`; SPEKE 2.0: CPIX 2.3 with `contentId`) we answer. */
@@ -20,7 +21,7 @@ export interface CpixRequest {
 export const CPIX_MAX_BYTES = 256 * 1024;
 const KEYS_MAX = 64;
 
-const bad = (code: string, message: string) => new ApiError(400, code, message);
+const bad = (code: ErrorCode, message: string) => new ApiError(400, code, message);
 
 const parser = new XMLParser({
   ignoreAttributes: false,

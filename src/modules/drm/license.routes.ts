@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
 import { bearerToken } from '../../platform/auth.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { withErrors } from '../../platform/schemas.ts';
+import { mediaResponse, withErrors } from '../../platform/schemas.ts';
 import { CPIX_MAX_BYTES } from './cpix.ts';
 import { issueLicense } from './license.ts';
 import * as s from './schemas.ts';
@@ -54,8 +55,9 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
             version === 2
               ? 'SPEKE 2.0: a CPIX 2.3 document asking for content keys of a contentId is answered with the keys and each DRM system filled (PSSH, ContentProtectionData, HLSSignalingData).'
               : 'SPEKE 1.0: a CPIX 2.0 document (id attribute) is answered with the keys, PSSH, ContentProtectionData and URIExtXKey.',
+          consumes: ['application/xml', 'text/xml'],
           body: s.CpixBody,
-          response: withErrors({ 200: s.CpixAnswer }),
+          response: withErrors({ 200: mediaResponse('application/xml', s.CpixAnswer, 'the CPIX document with the keys') }),
         },
       },
       async (req, reply) => {
@@ -104,12 +106,14 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
         const type = req.body.type ?? 'temporary';
         if (type !== 'temporary' && type !== 'persistent-license')
           throw new ApiError(400, 'validation_failed', 'type: must be temporary or persistent-license');
-        const { keys } = await issueLicense(ctx, {
-          type: 'ClearKey',
-          token: tokenOf(req),
-          keyIds: req.body.kids.map(uuidOf),
-          persistent: type === 'persistent-license',
-        });
+        const keyIds = req.body.kids.map(uuidOf);
+        const { keys } = await issueLicense(ctx, { type: 'ClearKey', token: tokenOf(req), keyIds, persistent: type === 'persistent-license' });
+        // In the order the request named them (the database's order is not the request's).
+        const asked = (id: string) => {
+          const i = keyIds.findIndex((k) => k.toLowerCase() === id.toLowerCase());
+          return i < 0 ? keyIds.length : i;
+        };
+        keys.sort((a, b) => asked(a.keyId) - asked(b.keyId));
         const b64url = (b: Buffer) => b.toString('base64url');
         return { keys: keys.map((k) => ({ kty: 'oct' as const, kid: b64url(Buffer.from(k.keyId.replace(/-/g, ''), 'hex')), k: b64url(k.key) })), type };
       }),
@@ -124,7 +128,7 @@ export const drmLicenseRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext 
         description: 'The key of HLS AES-128 outputs (16 raw bytes), the URI of their #EXT-X-KEY; needs a DRM token (Authorization: Bearer, or ?token=).',
         params: s.KeyParams,
         querystring: s.LicenseQuery,
-        response: withErrors({ 200: { type: 'string', format: 'binary', description: '16 bytes' } }),
+        response: withErrors({ 200: mediaResponse('application/octet-stream', Type.Unsafe({ type: 'string', format: 'binary' }), 'the 16-byte key') }),
       },
     },
     (req, reply) =>

@@ -1,6 +1,7 @@
 import { and, countDistinct, eq, gte, min, ne } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
+import type { ErrorCode } from '../../platform/errorCodes.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { keysById, type ContentKey } from './keys.ts';
 import { BUILT_IN_POLICY, getSettings, type LicenseType, type PolicyFields } from './policies.ts';
@@ -15,7 +16,7 @@ export interface LicenseRequest {
   persistent?: boolean;
 }
 
-const refuse = (code: string, message: string) => new ApiError(403, code, message);
+const refuse = (code: ErrorCode, message: string) => new ApiError(403, code, message);
 
 async function policyOf(ctx: PlatformContext, claims: DrmClaims): Promise<PolicyFields & { id: string | null }> {
   const id = claims.policyId ?? (await getSettings(ctx.db, claims.tenantId)).defaultPolicyId;

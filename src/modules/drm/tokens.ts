@@ -1,6 +1,7 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError, notFound, validationError } from '../../platform/errors.ts';
+import type { ErrorCode } from '../../platform/errorCodes.ts';
 import { newId } from '../../platform/ids.ts';
 import { findPlayable } from '../../platform/playables.ts';
 import { CONTENT_ID, contentHasKeys, secretsOf } from './keys.ts';
@@ -61,7 +62,7 @@ export async function createToken(ctx: PlatformContext, tenantId: string, body: 
 /** A refused token, with the tenant it names when its signature is good (the license log counts it there). */
 export class TokenRefused extends ApiError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     readonly claims?: DrmClaims,
   ) {

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ObjectStore } from '../../storage/objectStore.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
 
 /**
  * Low-latency delivery (RFC 8216bis 6.2.5): blocking playlist reloads, and parts or segments asked for just before
@@ -58,10 +59,7 @@ export class StoreWaiter {
   }
 
   async read(key: string): Promise<Buffer | undefined> {
-    if (!(await this.store.head(key))) return undefined;
-    const chunks: Buffer[] = [];
-    for await (const c of await this.store.getStream(key)) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
+    return readObjectIfAny(this.store, key);
   }
 
   close(): void {

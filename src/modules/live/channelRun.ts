@@ -2,11 +2,11 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
 import { lookup } from 'node:dns/promises';
 import { bareHost, blockedReason } from '../../platform/addressGuard.ts';
 import { downloadToFile } from '../../platform/download.ts';
-import { captionModel, type CaptionModel } from '../../media/live/index.ts';
-import { channelWatermark } from '../watermarking/channels.ts';
+import { captionModel, type CaptionModel, type LiveRendition, type LiveWatermark } from '../../media/live/index.ts';
 import { channelProtection } from './drm.ts';
 import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
@@ -68,6 +68,15 @@ export class ChannelRun {
     return this.row.input.type === 'RTMP_PUSH';
   }
 
+  /** The marks of a watermark-protected channel, as the module that plans them answers (undefined: no video). */
+  private async channelMarks(ladder: LiveRendition[]): Promise<LiveWatermark | undefined> {
+    const plan = this.ctx.catalogue.channelMarks;
+    // A protected channel never runs unmarked: without the watermarking module it does not start.
+    if (!plan) throw new Error('the channel is watermark protected but no module plans live watermark marks');
+    const { segmentSeconds, watermarkRungs } = this.ctx.config.live;
+    return plan(this.ctx, { tenantId: this.tenantId, channelId: this.id, title: this.row.name, ladder, segmentSeconds, rungCount: watermarkRungs });
+  }
+
   /** The input-loss picture: the tenant's slate, fetched through the address guard, or the colour. */
   private async inputLoss(): Promise<InputLoss> {
     const loss = this.row.input.inputLoss;
@@ -119,10 +128,9 @@ export class ChannelRun {
     if (source && !config.fetchAllowPrivate) await assertPublic(source.url);
     const protection = await channelProtection(this.ctx, this.tenantId, this.id, this.row.endpoints, this.row.drmKeyMode);
     const renditions = audioOnly ? [] : renditionsOf(this.row.qualities, vertical);
-    // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes two marked variants of each marked rung.
-    const watermark = this.row.isWatermarkProtected
-      ? await channelWatermark(this.ctx, this.tenantId, this.id, this.row.name, renditions, config.live.segmentSeconds, config.live.watermarkRungs)
-      : undefined;
+    // isWatermarkProtected: the channel is also a watermarking asset; its pipeline encodes two marked variants of each
+    // marked rung, the rungs and pattern chosen by the module that owns watermarking (platform/channelMarks.ts).
+    const watermark = this.row.isWatermarkProtected ? await this.channelMarks(renditions) : undefined;
     if (this.halted) return;
     this.pipeline = media.createLivePipeline({
       channelId: this.id,
@@ -146,10 +154,7 @@ export class ChannelRun {
       checkpoint: {
         load: async () => {
           const key = checkpointKey(this.tenantId, this.id);
-          if (!(await store.head(key))) return undefined;
-          const chunks: Buffer[] = [];
-          for await (const c of await store.getStream(key)) chunks.push(Buffer.from(c as Buffer));
-          return Buffer.concat(chunks);
+          return readObjectIfAny(store, key);
         },
         save: (body) => store.putObject(checkpointKey(this.tenantId, this.id), body, 'application/json'),
       },
@@ -162,17 +167,18 @@ export class ChannelRun {
     }
   }
 
-  async stop(): Promise<void> {
+  /** `end`: the channel stops (not dropped, not handed over): its playlists end, its MPD turns static. */
+  async stop(end = false): Promise<void> {
     this.halted = true;
     // A pipeline still starting waits for its first segment, which an encoder that never produces one would never
     // give: stopping it ends that start.
-    await this.pipeline?.stop();
+    await this.pipeline?.stop({ end });
     await this.starting?.catch(() => {});
     await this.restreams?.stop();
     await this.stopRelays();
     const pipeline = this.pipeline;
     this.pipeline = undefined;
-    await pipeline?.stop();
+    await pipeline?.stop({ end });
     this.stopped = pipeline;
     await rm(this.workDir, { recursive: true, force: true }).catch(() => {});
   }

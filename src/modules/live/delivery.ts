@@ -2,23 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { isUuid } from '../../platform/ids.ts';
-import { admitMedia } from '../../platform/playback.ts';
-import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { parseRange, rangeNotSatisfiable } from '../../storage/range.ts';
+import { isManifestPath, MEDIA_CORS, mediaNotFound, registerMediaDelivery } from '../../platform/mediaDelivery.ts';
 import { hasReached, MEDIA_WAIT_MS, mediaName, playlistPosition, StoreWaiter, streamOpenSegment } from './blockingReload.ts';
 import { servesPath } from './drm.ts';
 import { minuteOf, recordChannelStats } from './stats.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
 import { serveRange } from './timeline.ts';
 import { channelPrefix } from './urls.ts';
-
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
-  'access-control-allow-headers': 'Range',
-  'access-control-expose-headers': 'Content-Length, Content-Range, Accept-Ranges',
-};
 
 /** How long this process trusts that a channel exists before asking the database again. */
 const CHANNEL_CACHE_MS = 5000;
@@ -58,13 +48,12 @@ class ViewerCounter {
 
 /**
  * Serves live outputs to players: `GET /media/live/{tenant}/{channel}/{path}` from the object store, where the
- * channel's owner publishes them, with CORS so that a page on any origin plays them, ranges, and short caching for
- * playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted); of a
+ * channel's owner publishes them, through the platform's media delivery (CORS, ranges, the playback guards), with
+ * short caching for playlists. Any live channel of the tenant is served (an Off channel's last files stay until it is deleted); of a
  * channel with DRM endpoints, only their encrypted files.
  * `range/{startMs}-{endMs|now}/*.m3u8` are playlists of a range of the channel's timeline (`timeline.ts`).
  */
 export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext): void {
-  const notFound = () => new ApiError(404, 'media_not_found', 'No such media file');
   const known = new Map<string, { until: number; endpoints: ChannelEndpointRow[] }>();
   const viewers = new ViewerCounter();
   const timer = setInterval(() => void viewers.flush(ctx).catch((err) => app.log.warn({ err }, 'live viewer counts not written')), VIEWERS_FLUSH_MS);
@@ -91,75 +80,41 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     return row.endpoints;
   }
 
-  app.options('/media/live/*', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .headers({ ...CORS, 'access-control-max-age': '86400' })
-      .status(204)
-      .send(),
-  );
-
-  app.route<{ Params: { tenantId: string; channelId: string; '*': string } }>({
-    method: ['GET', 'HEAD'],
-    url: '/media/live/:tenantId/:channelId/*',
-    schema: { hide: true },
-    handler: async (req, reply) => {
-      const tenantId = req.params.tenantId.toLowerCase();
-      const channelId = req.params.channelId.toLowerCase();
-      const asked = req.params['*'];
-      if (!isUuid(tenantId) || !isUuid(channelId) || !asked || asked.split('/').some((seg) => seg === '..' || seg === '' || seg === '.')) throw notFound();
-      // What does not exist is a 404 before any guard runs (a guard may read the tenant's settings).
+  registerMediaDelivery(app, ctx, {
+    delivery: 'live',
+    urlName: 'live',
+    async find(tenantId, channelId) {
       const endpoints = await channelEndpoints(tenantId, channelId);
-      if (!endpoints) throw notFound();
-      // Tokens, allowed domains and observers (platform/playback.ts); undefined when it answered a redirect.
-      const path = await admitMedia(ctx, req, reply, { delivery: 'live', tenantId, assetId: channelId, path: asked });
-      if (path === undefined) return reply;
+      return endpoints && { entity: { tenantId, channelId, endpoints } };
+    },
+    async locate({ tenantId, channelId, endpoints }, path, req, reply) {
       // A DRM channel's clear files are not served (drm.ts): a 404, as for a file that does not exist.
-      if (!path || !servesPath(endpoints, path)) throw notFound();
+      if (!servesPath(endpoints, path)) return undefined;
       if (/^(?:[a-z0-9]+\/)?range\//.test(path)) {
-        reply.headers(CORS);
-        if (await serveRange(ctx, reply, tenantId, channelId, endpoints, path, req.method === 'HEAD')) return reply;
-        throw notFound();
+        reply.headers(MEDIA_CORS);
+        return (await serveRange(ctx, reply, tenantId, channelId, endpoints, path, req.method === 'HEAD')) ? 'sent' : undefined;
       }
       const prefix = channelPrefix(tenantId, channelId);
       const key = prefix + path;
-      const playlist = /\.(m3u8|mpd)$/.test(path);
       const query = req.query as Record<string, unknown>;
       if (path.endsWith('.m3u8') && ['_HLS_msn', '_HLS_part', '_HLS_skip'].some((q) => query[q] !== undefined)) {
-        const text = await lowLatencyPlaylist(key, query);
-        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': PLAYLIST_CACHE });
-        return reply.send(req.method === 'HEAD' ? undefined : text);
+        return { body: await lowLatencyPlaylist(key, query), cacheControl: PLAYLIST_CACHE };
       }
+      const playlist = isManifestPath(path);
       if (!playlist && req.method === 'GET') viewers.see(tenantId, channelId, `${req.ip} ${req.headers['user-agent'] ?? ''}`);
       const info = await ctx.store.head(key);
       if (!info) {
         // Low latency: a part or a segment asked for just before it is published is held until it is.
         const early = req.headers.range ? undefined : await publishedSoon(prefix, path);
-        if (!early) throw notFound();
-        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': 'no-cache' });
-        return reply.send(req.method === 'HEAD' ? undefined : early);
+        return early && { body: early, cacheControl: 'no-cache' };
       }
       if (playlist) {
         // Read whole, then sent with its own length: the packager replaces playlists several times a second (low
         // latency), and a length taken from a stat before the file was replaced would not match the bytes streamed.
         const body = await waiter.read(key);
-        if (!body) throw notFound();
-        reply.headers({ ...CORS, 'content-type': contentTypeOf(path), 'cache-control': PLAYLIST_CACHE });
-        return reply.send(req.method === 'HEAD' ? undefined : body);
+        return body && { body, cacheControl: PLAYLIST_CACHE };
       }
-      reply.headers({ ...CORS, 'accept-ranges': 'bytes' });
-      const range = parseRange(req.headers.range, info.size);
-      if (range === 'unsatisfiable') throw rangeNotSatisfiable(reply, req.headers.range, info.size);
-      reply.headers({ 'content-type': contentTypeOf(path), 'cache-control': playlist ? PLAYLIST_CACHE : SEGMENT_CACHE });
-      if (range) {
-        reply
-          .status(206)
-          .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
-          .header('content-length', range.end - range.start + 1);
-      } else {
-        reply.header('content-length', info.size);
-      }
-      if (req.method === 'HEAD') return reply.send();
-      return reply.send(await ctx.store.getStream(key, range ?? undefined));
+      return { key, size: info.size, cacheControl: SEGMENT_CACHE };
     },
   });
 
@@ -175,7 +130,7 @@ export function registerLiveDelivery(app: FastifyInstance, ctx: PlatformContext)
     if (skip !== undefined && skip !== 'YES' && skip !== 'v2') throw new ApiError(400, 'hls_directive_invalid', '_HLS_skip must be YES or v2');
     if (part !== undefined && msn === undefined) throw new ApiError(400, 'hls_directive_invalid', '_HLS_part needs _HLS_msn');
     let text = (await waiter.read(key))?.toString('utf8');
-    if (text === undefined) throw notFound();
+    if (text === undefined) throw mediaNotFound();
     const position = playlistPosition(text);
     if (!position.canBlock) return text;
     if (msn !== undefined && !hasReached(position, msn, part)) {

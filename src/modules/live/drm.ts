@@ -1,7 +1,6 @@
 import type { PlatformContext } from '../../context.ts';
 import { dashDrmPrefix, HLS_DRM_PREFIX, type LiveProtection } from '../../media/live/index.ts';
-import { contentKeysFor, keyIdsOf, keyModeOf, type DrmKeyMode } from '../drm/keys.ts';
-import { outputEncryption } from '../drm/service.ts';
+import { contentKeysFor, keyIdsOf, keyModeOf, outputEncryption, type DrmKeyMode } from '../drm/index.ts';
 import type { ChannelEndpointRow } from './tables.ts';
 
 /**

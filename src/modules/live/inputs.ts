@@ -1,7 +1,9 @@
+import { eq } from 'drizzle-orm';
 import type { Logger } from '../../platform/logger.ts';
 import type { PlatformContext } from '../../context.ts';
 import type { ChannelRun } from './channelRun.ts';
 import type { InputSlot, LiveMedia, RtmpIngest } from './media.ts';
+import { liveChannels } from './tables.ts';
 import { slotsOf, startSrtInputs } from './srtInputs.ts';
 import { SECONDARY_SUFFIX, setBoundRtmpPort } from './urls.ts';
 import { addressInCidr } from './validate.ts';
@@ -11,10 +13,16 @@ export interface InputsHost {
   run(channelId: string): ChannelRun | undefined;
   runByKey(streamKey: string): ChannelRun | undefined;
   setInputState(run: ChannelRun, connected: boolean): void;
+  /** Runs a pass of the runner that begins after this call: a channel started since the last one is claimed. */
+  catchUp(): Promise<void>;
+  /** This process's name in lease rows. */
+  readonly owner: string;
 }
 
+type Verdict = { channelId: string; slot: InputSlot } | { refused: string };
+
 /**
- * The input side of the live role: this process's RTMP ingest (opened when it first runs a pushed channel), the key
+ * The input side of the live role: this process's RTMP ingest (opened when the runner starts; see `ChannelRunner.start`), the key
  * check at connect, the SRT listeners that relay into it, and which of a channel's inputs its pipeline reads.
  */
 export class ChannelInputs {
@@ -62,22 +70,53 @@ export class ChannelInputs {
   }
 
   /**
-   * At connect, from memory: the channel this process runs under that stream name (the key: its primary input; the key
-   * and SECONDARY_SUFFIX: its secondary, for DoubleInput), if the address may push to it. An SRT channel takes only its
-   * own relays (the SRT listeners, which publish from loopback with this process's relay token).
+   * At connect: the channel this process runs under that stream name (the key: its primary input; the key and
+   * SECONDARY_SUFFIX: its secondary, for DoubleInput), if the address may push to it. An SRT channel takes only its own
+   * relays (the SRT listeners, which publish from loopback with this process's relay token). A channel run here is
+   * answered from memory. A key this process does not run yet is looked up: a channel started a moment ago (`Starting`,
+   * not yet claimed by a pass) is claimed at once and accepted, so an encoder may connect from the moment of `start`;
+   * otherwise the refusal says why (unknown key, channel off, stopping, run by another live process).
    */
-  authorize(
-    streamName: string,
-    remoteAddress: string,
-    how: { relayed: boolean } = { relayed: false },
-  ): { channelId: string; slot: InputSlot } | { refused: string } {
+  async authorize(streamName: string, remoteAddress: string, how: { relayed: boolean } = { relayed: false }): Promise<Verdict> {
+    const now = this.check(streamName, remoteAddress, how);
+    if (now !== 'not here') return now;
+    const key = streamName.endsWith(SECONDARY_SUFFIX) ? [streamName, streamName.slice(0, -SECONDARY_SUFFIX.length)] : [streamName];
+    const row = await this.channelOf(key);
+    if (!row) return { refused: 'unknown stream key' };
+    if (row.status === 'Off' || row.status === 'Error') return { refused: `the channel is ${row.status}: start it, then connect` };
+    if (row.status === 'Stopping') return { refused: 'the channel is stopping' };
+    if (row.leaseOwner && row.leaseOwner !== this.host.owner) return { refused: 'the channel runs on another live process' };
+    // Started a moment ago: claimed by a pass that begins now, then known here.
+    await this.host.catchUp();
+    const later = this.check(streamName, remoteAddress, how);
+    if (later !== 'not here') return later;
+    return { refused: 'the channel is not run by this live process (none has taken it yet, or this one is full); try again' };
+  }
+
+  /** The channel row of one of these stream keys (a primary key, or a key that ends like a secondary's). */
+  private async channelOf(keys: string[]): Promise<{ status: string; leaseOwner: string | null } | undefined> {
+    for (const k of keys) {
+      const [row] = await this.ctx.db
+        .select({ status: liveChannels.status, leaseOwner: liveChannels.leaseOwner })
+        .from(liveChannels)
+        .where(eq(liveChannels.streamKey, k))
+        .limit(1);
+      if (row) return row;
+    }
+    return undefined;
+  }
+
+  /** The check from memory; `not here` when this process runs no channel under that name now. */
+  private check(streamName: string, remoteAddress: string, how: { relayed: boolean }): Verdict | 'not here' {
     let run = this.host.runByKey(streamName);
     let slot: InputSlot = 'primary';
     if (!run && streamName.endsWith(SECONDARY_SUFFIX)) {
       run = this.host.runByKey(streamName.slice(0, -SECONDARY_SUFFIX.length));
       slot = 'secondary';
     }
-    if (!run || run.stopping || !slotsOf(run.row).includes(slot)) return { refused: 'no started channel has this stream key' };
+    if (!run) return 'not here';
+    if (run.stopping) return { refused: 'the channel is stopping' };
+    if (!slotsOf(run.row).includes(slot)) return { refused: 'the channel has no secondary input (redundancy is SingleInput)' };
     if (run.row.input.transportInputProtocol === 'SRT' && !how.relayed) return { refused: 'the channel takes SRT, not RTMP' };
     if (!how.relayed && run.whitelistCidr && !addressInCidr(remoteAddress, run.whitelistCidr)) {
       return {
@@ -139,7 +178,9 @@ export class ChannelInputs {
   }
 
   async close(): Promise<void> {
-    await this.ingest?.close();
+    // One still opening (the runner opens it at its start) is closed once open.
+    const ingest = this.ingest ?? (await this.ingestStarting?.catch(() => undefined));
+    await ingest?.close();
     if (!this.ctx.config.live.rtmpPort) setBoundRtmpPort(undefined);
   }
 }

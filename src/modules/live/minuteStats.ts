@@ -8,6 +8,8 @@ interface Minute {
   bitrateSum: number;
   frameRateSum: number;
   samples: number;
+  /** Samples taken while an encoder was connected: the input's frame rate averages over these only. */
+  connectedSamples: number;
   droppedFrames: number;
   segmentsWritten: number;
   ingestConnectedSeconds: number;
@@ -35,6 +37,7 @@ export class MinuteStatsBook {
         bitrateSum: 0,
         frameRateSum: 0,
         samples: 0,
+        connectedSamples: 0,
         droppedFrames: 0,
         segmentsWritten: 0,
         ingestConnectedSeconds: 0,
@@ -42,9 +45,14 @@ export class MinuteStatsBook {
       };
       this.minutes.set(key, m);
     }
-    // Averages over the minute's samples; a sample without input counts as 0 kb/s and 0 fps (nothing came in).
-    m.bitrateSum += s.stats.inputConnected ? s.stats.inputBitrateKbps : 0;
-    m.frameRateSum += s.stats.inputConnected ? s.stats.inputFrameRate : 0;
+    // The input's bitrate and frame rate are its own: they average over the samples with an encoder connected only,
+    // and a minute without any has none (a 25 fps source read 17.6 fps when minutes of slate counted as 0 fps). How
+    // long an encoder was connected is `ingestConnectedSeconds`.
+    if (s.stats.inputConnected) {
+      m.bitrateSum += s.stats.inputBitrateKbps;
+      m.frameRateSum += s.stats.inputFrameRate;
+      m.connectedSamples += 1;
+    }
     m.restreamsActiveSum += run.restreams?.activeCount() ?? 0;
     m.samples += 1;
     m.droppedFrames += s.delta.droppedFrames;
@@ -62,8 +70,7 @@ export class MinuteStatsBook {
         tenantId: m.tenantId,
         minute: m.minute,
         values: {
-          inputBitrate: m.samples ? m.bitrateSum / m.samples : 0,
-          inputFrameRate: m.samples ? m.frameRateSum / m.samples : 0,
+          ...(m.connectedSamples ? { inputBitrate: m.bitrateSum / m.connectedSamples, inputFrameRate: m.frameRateSum / m.connectedSamples } : {}),
           droppedFrames: m.droppedFrames,
           segmentsWritten: m.segmentsWritten,
           ingestConnectedSeconds: Math.round(m.ingestConnectedSeconds * 1000) / 1000,
@@ -88,6 +95,7 @@ export class MinuteStatsBook {
         bitrateSum: v.inputBitrate ?? 0,
         frameRateSum: v.inputFrameRate ?? 0,
         samples: 1,
+        connectedSamples: v.inputFrameRate === undefined && v.inputBitrate === undefined ? 0 : 1,
         droppedFrames: v.droppedFrames ?? 0,
         segmentsWritten: v.segmentsWritten ?? 0,
         ingestConnectedSeconds: v.ingestConnectedSeconds ?? 0,

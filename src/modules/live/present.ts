@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import { keyIdsOf } from '../drm/keys.ts';
+import { keyIdsOf } from '../drm/index.ts';
 import { drmEndpointIdOf, drmPrefixOf, schemeOf } from './drm.ts';
 import { qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';

@@ -15,6 +15,8 @@ import { recordLiveEvent } from './service.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
 import { TimelineWriter } from './timelineWriter.ts';
+import { LIVE_RUNNER_CHANNEL } from './wake.ts';
+import { listenForCommits } from '../../platform/wakeup.ts';
 
 const STATS_FLUSH_MS = 10_000;
 /** How often a live process looks for channels a dead owner left `Stopping`. */
@@ -47,6 +49,8 @@ export class ChannelRunner {
   private readonly inputs: ChannelInputs;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
+  /** A change committed while a pass ran (which may have read the channels before it): another pass follows at once. */
+  private woken = false;
   private closed = false;
   private lastFlush = Date.now();
   private lastSweep = 0;
@@ -70,17 +74,39 @@ export class ChannelRunner {
       run: (id) => this.runs.get(id),
       runByKey: (key) => this.byKey.get(key),
       setInputState: (run, connected) => this.setInputState(run, connected),
+      catchUp: () => this.catchUp(),
+      owner: this.owner,
     });
   }
 
   start(): void {
     this.schedule(0);
+    // The RTMP port is open from the start, so that an encoder may connect from the moment its channel is started (the
+    // key check claims a channel started since the last pass). Not with MEDIAPLANE_LIVE_ACTIVE_STANDBY: there an open
+    // port tells the balancer which process runs channels, so it opens with the first channel (docs/decisions/live.md).
+    if (!this.ctx.config.live.activeStandby) {
+      this.inputs.ensureIngest().catch((err) => this.log.error({ err }, 'the RTMP ingest could not open; retried when a channel runs'));
+    }
+  }
+
+  /** A pass that begins after this call (one running now may have read the channels before a start). */
+  private async catchUp(): Promise<void> {
+    if (this.closed) return;
+    await this.passing;
+    await this.pass();
   }
 
   private schedule(ms: number): void {
     if (this.closed) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.pass(), ms);
+  }
+
+  /** A change to act on was committed (LIVE_RUNNER_CHANNEL): a pass that begins after it, now. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.passing) this.woken = true;
+    else this.schedule(0);
   }
 
   /** Runs a pass soon: something happened that should be written without waiting for the next one. */
@@ -101,7 +127,9 @@ export class ChannelRunner {
       .catch((err) => this.log.warn({ err }, 'live pass failed; retrying at the next one'))
       .finally(() => {
         this.passing = undefined;
-        this.schedule(this.changes.length ? SOON_MS : this.ctx.config.live.pollMs);
+        const again = this.woken;
+        this.woken = false;
+        this.schedule(again ? 0 : this.changes.length ? SOON_MS : this.ctx.config.live.pollMs);
       });
     return this.passing;
   }
@@ -222,7 +250,7 @@ export class ChannelRunner {
     this.byKey.delete(run.streamKey);
     this.inputs.release(run.id);
     this.track(async () => {
-      await this.end(run);
+      await this.end(run, true);
       this.book.sample(run);
       // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
       this.changes.push({ kind: 'off', row, run });
@@ -243,8 +271,8 @@ export class ChannelRunner {
   }
 
   /** Stops a run; until it has, a new run of its channel in this process waits (its cleanup would remove their files). */
-  private end(run: ChannelRun): Promise<void> {
-    const ended = run.stop();
+  private end(run: ChannelRun, endStream = false): Promise<void> {
+    const ended = run.stop(endStream);
     const settled = ended.catch(() => {});
     this.ending.set(run.id, settled);
     void settled.finally(() => {
@@ -378,6 +406,11 @@ export class ChannelRunner {
 /** The `live` role's worker: runs channels until the platform closes. */
 export async function startChannelRunner(ctx: PlatformContext, opts: RunnerOptions = {}): Promise<() => Promise<void>> {
   const runner = new ChannelRunner(ctx, opts.media ?? liveMedia, opts);
+  // A start, a stop or a changed channel is acted on when it commits; the poll covers a missed notification.
+  const unlisten = await listenForCommits(ctx, LIVE_RUNNER_CHANNEL, () => runner.wake());
   runner.start();
-  return () => runner.close();
+  return async () => {
+    await unlisten();
+    await runner.close();
+  };
 }

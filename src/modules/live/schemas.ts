@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
 import { DateTime, Metadata, ProtectionDetails, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { fixedAfterCreation } from '../../platform/strictBodies.ts';
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
 const Enum = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values], description: values.join(', ') });
@@ -98,14 +99,17 @@ export const ChannelCreate = Type.Object({
   ...Common,
 });
 
-export const ChannelPatch = Type.Object({
-  automationDisabled: Type.Optional(Type.Boolean()),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  input: Type.Optional(Input(false)),
-  metadata: Type.Optional(Metadata),
-  accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
-  ...Common,
-});
+export const ChannelPatch = Type.Object(
+  {
+    automationDisabled: Type.Optional(Type.Boolean()),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    input: Type.Optional(Input(false)),
+    metadata: Type.Optional(Metadata),
+    accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    ...Common,
+  },
+  fixedAfterCreation('redundancy', 'latency', 'activationMode', 'transmissionType', 'environment', 'packagingVersion', 'isWatermarkProtected'),
+);
 
 const EndpointInfo = Type.Object({
   id: Type.String(),

@@ -17,6 +17,7 @@ import { isHeld } from './lease.ts';
 import { ingestUrlFor, presentChannel, presentConfiguration, presentUpdated, type ChannelRow } from './present.ts';
 import { srtPortFor } from './srtPorts.ts';
 import type * as s from './schemas.ts';
+import { wakeLiveRunners } from './wake.ts';
 import { liveChannels, type ChannelEndpointRow, type ChannelStatus } from './tables.ts';
 import { channelPrefix, checkpointKey, ingestUrl } from './urls.ts';
 import { checkCaptionLanguage, checkDrm, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
@@ -188,6 +189,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
       .where(eq(liveChannels.id, id))
       .returning();
     await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: Object.keys(patch) });
+    await wakeLiveRunners(tx);
     return after;
   });
   return presentUpdated(ctx.config, row);
@@ -255,6 +257,8 @@ async function setStatus(
     .set({ status, ...extra })
     .where(eq(liveChannels.id, row.id));
   await recordLiveEvent(tx, row.tenantId, event, { id: row.id, status, previousStatus: row.status, ...data });
+  // A live process starts or stops the channel at once, not at its next poll.
+  await wakeLiveRunners(tx);
 }
 
 /** A new stream key; the owner disconnects an encoder that used the old one at its next pass. */
@@ -264,6 +268,7 @@ export async function rotateStreamKey(ctx: PlatformContext, tenantId: string, id
     await channelRow(tx, tenantId, id, true);
     const [after] = await tx.update(liveChannels).set({ streamKey, lastModificationDate: new Date() }).where(eq(liveChannels.id, id)).returning();
     await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: ['streamKey'] });
+    await wakeLiveRunners(tx);
     return after;
   });
   // A pulled channel has no ingest URL; it is shown as an RTMP push would use it, as before.

@@ -9,8 +9,16 @@ import { liveChannelStats } from './tables.ts';
 
 /** The metrics a channel's owner records once per minute; the spec's `metrics` object is keyed by `id`. */
 const METRICS = {
-  inputBitrate: { description: 'Bitrate of the ingested input, averaged over the minute', unitName: 'kilobits per second', unitSymbol: 'kb/s' },
-  inputFrameRate: { description: 'Frame rate of the ingested input, averaged over the minute', unitName: 'frames per second', unitSymbol: 'fps' },
+  inputBitrate: {
+    description: 'Bitrate of the ingested input, averaged over the time an encoder was connected in the minute (no value for a minute without one)',
+    unitName: 'kilobits per second',
+    unitSymbol: 'kb/s',
+  },
+  inputFrameRate: {
+    description: 'Frame rate of the ingested input, averaged over the time an encoder was connected in the minute (no value for a minute without one)',
+    unitName: 'frames per second',
+    unitSymbol: 'fps',
+  },
   droppedFrames: { description: 'Input frames dropped or duplicated by the encoder to keep real time', unitName: 'frames', unitSymbol: 'frames' },
   segmentsWritten: { description: 'Output segments published (every rendition)', unitName: 'segments', unitSymbol: 'segments' },
   ingestConnectedSeconds: { description: 'Seconds an encoder was connected and sending', unitName: 'seconds', unitSymbol: 's' },

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyReply } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
 import { dashDrmManifest, HLS_DRM_PREFIX, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protect.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
@@ -9,7 +10,7 @@ import { captionModel } from '../../media/live/captionModels.ts';
 import { captionRendition, masterTracks, rangeMaster, rangeMediaPlaylist, rangeSubtitlePlaylist } from '../../media/live/rangePlaylist.ts';
 import { CAPTION_TRACK, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { keyIdsOf } from '../drm/keys.ts';
+import { keyIdsOf } from '../drm/index.ts';
 import { channelDrmOf, channelProtection, drmEndpointIdOf, drmPrefixOf } from './drm.ts';
 import { rangeDashTracks } from './rangeDash.ts';
 import { liveChannels, type ChannelEndpointRow } from './tables.ts';
@@ -18,7 +19,7 @@ import { channelPrefix, DASH_MANIFEST, MASTER_PLAYLIST, mediaUrl } from './urls.
 
 /**
  * A channel's timeline (`timeline.tables.ts`) as ranges: what the Recorder copies and what an event's catch-up plays.
- * Other modules import this file (never the tables).
+ * Other modules use it through live's front door (`index.ts`), never the tables.
  */
 
 export type TimelineSegment = typeof liveTimelineSegments.$inferSelect;
@@ -130,7 +131,7 @@ export async function rangeSegments(
 
 /** The channel's master playlist (its live output's), if it ever ran. */
 export async function channelMaster(ctx: PlatformContext, tenantId: string, channelId: string): Promise<string | undefined> {
-  return (await readObject(ctx, channelPrefix(tenantId, channelId) + MASTER_PLAYLIST))?.toString('utf8');
+  return (await readObjectIfAny(ctx.store, channelPrefix(tenantId, channelId) + MASTER_PLAYLIST))?.toString('utf8');
 }
 
 /**
@@ -237,7 +238,7 @@ export async function serveRange(
     const tracks = await rangeDashTracks(
       await rangeMasterOf(ctx, tenantId, channelId, startMs, endMs, master),
       segments.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence, decodeTime: s.decodeTime })),
-      (uri) => readObject(ctx, prefix + uri.replace(/^(\.\.\/)+/, '')),
+      (uri) => readObjectIfAny(ctx.store, prefix + uri.replace(/^(\.\.\/)+/, '')),
     );
     // Over when every media track it lists is: captions, which come seconds after their audio, are not waited for.
     const media = tracks.filter((t) => t.kind !== 'text');
@@ -275,19 +276,6 @@ async function drmKeyModeOf(ctx: PlatformContext, tenantId: string, channelId: s
   return row?.drmKeyMode;
 }
 
-/** A whole object of the store, or undefined when it is gone (init segments and playlists are small). */
-export async function readObject(ctx: PlatformContext, key: string): Promise<Buffer | undefined> {
-  try {
-    const chunks: Buffer[] = [];
-    for await (const c of await ctx.store.getStream(key)) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
-  } catch (e) {
-    // Deleted by the channel's retention meanwhile: as good as never there.
-    if ((e as { code?: string }).code === 'NoSuchKey') return undefined;
-    throw e;
-  }
-}
-
 /**
  * The channel's endpoints and, when they are protected, what a recording of it is protected with (`channelDrmOf`);
  * undefined when the tenant has no such channel (other modules refer to channels by id).
@@ -298,6 +286,18 @@ export async function channelEndpoints(ctx: PlatformContext, tenantId: string, c
     .from(liveChannels)
     .where(and(eq(liveChannels.tenantId, tenantId), eq(liveChannels.id, channelId)));
   return row && { endpoints: row.endpoints, drm: channelDrmOf(channelId, row.endpoints, row.drmKeyMode) };
+}
+
+/** When the channel's retained timeline begins (its oldest kept segment, ms since the epoch); undefined: it holds none. */
+export async function retainedSince(ctx: PlatformContext, tenantId: string, channelId: string): Promise<number | undefined> {
+  const t = liveTimelineSegments;
+  const [row] = await ctx.db
+    .select({ startMs: t.startMs })
+    .from(t)
+    .where(and(eq(t.channelId, channelId), eq(t.tenantId, tenantId)))
+    .orderBy(t.startMs)
+    .limit(1);
+  return row?.startMs;
 }
 
 /** Whether the channel is running (or about to): while it is not, no segment will come, and a range that ended is over. */

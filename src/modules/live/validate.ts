@@ -1,4 +1,4 @@
-import { DRM_KEY_MODES } from '../drm/keys.ts';
+import { DRM_KEY_MODES } from '../drm/index.ts';
 import type { CaptionModel } from '../../media/live/index.ts';
 import ipaddr from 'ipaddr.js';
 import type { Static } from 'typebox';

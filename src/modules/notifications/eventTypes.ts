@@ -1,4 +1,4 @@
-import { isEventType, type EventType } from '../../platform/events.ts';
+import type { EventType } from '../../platform/events.ts';
 
 /** What the notifications module records itself: the test event sent from a webhook's "test" operation. */
 export const NOTIFICATIONS_EVENT_TYPES = ['webhook.test'] as const;
@@ -15,7 +15,7 @@ const EVENT_TYPE_ALIASES: Readonly<Record<string, EventType>> = {
   VodAssetDeleted: 'vod.asset.deleted',
 };
 
-/** The emitted type a subscription entry stands for, or undefined when it names none. */
-export function canonicalEventType(name: string): EventType | undefined {
-  return isEventType(name) ? name : EVENT_TYPE_ALIASES[name];
+/** The emitted type a subscription entry stands for among the platform's types (`ctx.catalogue.eventTypes`), or undefined. */
+export function canonicalEventType(name: string, known: readonly EventType[]): EventType | undefined {
+  return (known as readonly string[]).includes(name) ? (name as EventType) : EVENT_TYPE_ALIASES[name];
 }

@@ -8,7 +8,7 @@ import { notificationsRoutes } from './routes.ts';
 export const notificationsModule: PlatformModule = {
   name: 'notifications',
   routes: async (app, ctx) => {
-    await app.register(notificationsRoutes, { db: ctx.db, webhooks: ctx.config.webhooks, metrics: ctx.metrics });
+    await app.register(notificationsRoutes, { db: ctx.db, webhooks: ctx.config.webhooks, metrics: ctx.metrics, eventTypes: ctx.catalogue.eventTypes });
   },
   workers: [
     { roles: ['worker'], start: startWebhookDispatcher },

@@ -1,16 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { WebhookConfig } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
+import type { EventType } from '../../platform/events.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import { withErrors } from '../../platform/schemas.ts';
 import { listWebhookEvents } from './eventLog.ts';
 import * as s from './schemas.ts';
 import { DEFAULT_OVERLAP_SECONDS } from './secrets.ts';
 import * as notifications from './service.ts';
+import { absentBodyAsEmpty, OPTIONAL_BODY } from '../../platform/parsing.ts';
 
-export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: WebhookConfig; metrics?: Metrics }> = async (
+export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: WebhookConfig; metrics?: Metrics; eventTypes: readonly EventType[] }> = async (
   app,
-  { db, webhooks: cfg, metrics },
+  { db, webhooks: cfg, metrics, eventTypes },
 ) => {
   const tags = ['Notifications'];
 
@@ -41,7 +43,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: 
         response: withErrors({ 200: s.Webhook, 409: { $ref: 'Error' } }),
       },
     },
-    (req) => notifications.createWebhook(db, cfg, req.principal.tenantId, req.body),
+    (req) => notifications.createWebhook(db, cfg, req.principal.tenantId, req.body, eventTypes),
   );
 
   app.get(
@@ -62,12 +64,14 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: 
     '/notifications/v1/webhook/signature-secret/rotate',
     {
       config: { access: 'manage' },
-      // The body is optional: without one, the default overlap applies.
-      preValidation: async (req) => void (req.body ??= {}),
+      // The body is optional: without one (or with an empty one), the default overlap applies; `null` is a 400.
+      preValidation: absentBodyAsEmpty,
       schema: {
+        ...OPTIONAL_BODY,
         tags,
         summary: 'Rotate webhook signature secret',
-        description: 'Replaces the signing secret and answers the new one; during the overlap, deliveries are signed with both.',
+        description:
+          'Replaces the signing secret and answers the new one; during the overlap, deliveries are signed with both. The body is optional: without one, the default overlap applies.',
         body: s.SignatureSecretRotate,
         response: withErrors({ 200: s.SignatureSecretRotated }),
       },
@@ -97,7 +101,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: 
         response: withErrors({ 200: s.Webhook }),
       },
     },
-    (req) => notifications.updateWebhook(db, cfg, req.principal.tenantId, req.params.id, req.body),
+    (req) => notifications.updateWebhook(db, cfg, req.principal.tenantId, req.params.id, req.body, eventTypes),
   );
 
   app.delete(
@@ -144,7 +148,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ db: Db; webhooks: 
         response: withErrors({ 200: s.EventTypeList }),
       },
     },
-    () => notifications.listEventTypes(),
+    () => notifications.listEventTypes(eventTypes),
   );
 
   app.get(

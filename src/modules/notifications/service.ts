@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.ts';
 import { currentRequestId } from '../../platform/requestContext.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { sendEvent, type DeliveryObservers } from './delivery.ts';
-import { eventCatalogue, EVENTS_CHANNEL } from '../../platform/events.ts';
+import { EVENTS_CHANNEL, type EventType } from '../../platform/events.ts';
 import { canonicalEventType } from './eventTypes.ts';
 import { rotateSigningSecret, signingSecret, signingSecrets } from './secrets.ts';
 import type { StoredEvent } from './signing.ts';
@@ -51,17 +51,18 @@ const present = (w: WebhookRow) => ({
 });
 
 /** The subscription as written (aliases kept) and the emitted types it matches. */
-function subscription(eventTypes: string[]): { eventTypes: string[]; matchTypes: string[] } {
+function subscription(eventTypes: string[], known: readonly EventType[]): { eventTypes: string[]; matchTypes: string[] } {
   const given = [...new Set(eventTypes)];
-  const unknown = given.filter((t) => !canonicalEventType(t));
+  const unknown = given.filter((t) => !canonicalEventType(t, known));
   if (unknown.length) {
     const list = unknown.map((t) => `"${t}"`).join(', ');
     throw validationError('eventTypes', `unknown event type ${list}; GET /notifications/v1/webhook-events/types lists them`);
   }
-  return { eventTypes: given, matchTypes: [...new Set(given.map((t) => canonicalEventType(t)!))] };
+  return { eventTypes: given, matchTypes: [...new Set(given.map((t) => canonicalEventType(t, known)!))] };
 }
 
-export const listEventTypes = () => ({ data: [...eventCatalogue()] });
+/** The webhook event-type catalogue: `known` is the running platform's (`ctx.catalogue.eventTypes`). */
+export const listEventTypes = (known: readonly EventType[]) => ({ data: [...known] });
 
 export async function getSignatureSecret(db: Queryable, tenantId: string) {
   return { secret: await signingSecret(db, tenantId) };
@@ -74,9 +75,10 @@ export async function createWebhook(
   cfg: WebhookConfig,
   tenantId: string,
   body: Required<Pick<WebhookWrite, 'name' | 'url' | 'eventTypes'>> & WebhookWrite,
+  known: readonly EventType[],
 ) {
   await checkWebhookUrl(body.url, cfg.allowPrivate);
-  const sub = subscription(body.eventTypes);
+  const sub = subscription(body.eventTypes, known);
   const [{ total }] = await db.select({ total: count() }).from(webhooks).where(eq(webhooks.tenantId, tenantId));
   if (total >= WEBHOOKS_PER_TENANT_MAX) {
     throw new ApiError(409, 'webhook_limit_reached', `A tenant can have at most ${WEBHOOKS_PER_TENANT_MAX} webhooks; delete one first`);
@@ -117,9 +119,9 @@ async function webhookRow(db: Queryable, tenantId: string, id: string): Promise<
 
 export const getWebhook = async (db: Queryable, tenantId: string, id: string) => present(await webhookRow(db, tenantId, id));
 
-export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string, body: WebhookWrite) {
+export async function updateWebhook(db: Db, cfg: WebhookConfig, tenantId: string, id: string, body: WebhookWrite, known: readonly EventType[]) {
   if (body.url !== undefined) await checkWebhookUrl(body.url, cfg.allowPrivate);
-  const sub = body.eventTypes !== undefined ? subscription(body.eventTypes) : {};
+  const sub = body.eventTypes !== undefined ? subscription(body.eventTypes, known) : {};
   // Enabling always means "deliver now": an Unhealthy webhook is Healthy again, and a failing one retries at once.
   const health = body.isEnabled === true ? { status: 'Healthy', failingSince: null, failureCount: 0, nextAttemptAt: null } : {};
   return db.transaction(async (tx) => {

@@ -4,11 +4,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { isOriginAllowed, originRefused } from '../streaming/domains.ts';
-import { playbackSource } from '../streaming/playback.ts';
+import { isOriginAllowed, originRefused, playbackSource } from '../streaming/index.ts';
 import { PLAYER_FLAGS, type PlayerFlags } from './embedUrl.ts';
 import { playerPage, refusalPage, webFile } from './page.ts';
 import { SourceConfig } from './schemas.ts';
+import { mediaResponse } from '../../platform/schemas.ts';
 
 /** The player libraries, served from the installed npm packages (no CDN), and the page's own script. */
 const LIBRARIES: Record<string, string> = {
@@ -20,7 +20,7 @@ const LIBRARIES: Record<string, string> = {
 /** How often a playing page reports the seconds it played. */
 const HEARTBEAT_MS = 10_000;
 
-const Html = Type.Unsafe<string>({ type: 'string', description: 'text/html' });
+const Html = mediaResponse('text/html', Type.String(), 'an HTML page');
 const Params = Type.Object({
   tenantId: Type.String({ format: 'uuid' }),
   assetId: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }),

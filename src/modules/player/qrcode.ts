@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
-import { withErrors } from '../../platform/schemas.ts';
-import { requirePlayable } from '../streaming/catalogue.ts';
+import { mediaResponse, withErrors } from '../../platform/schemas.ts';
+import { requirePlayable } from '../streaming/index.ts';
 import { embedUrlOf } from './embedUrl.ts';
 
-const Png = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'image/png' });
+const Png = mediaResponse('image/png', Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }), 'a PNG image of the QR code');
 
 /** `GET /streaming/v1/qrcode/{id}`: a PNG of the asset's embed URL, so that a phone opens the player. */
 export const qrCodeRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {

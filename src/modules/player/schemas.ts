@@ -19,6 +19,9 @@ export const SourceConfig = Type.Object({
   dashProtection: Nullable(Type.String({ description: '`None` or `ClearKey`: the protection of the endpoint `dashUrl` names' })),
   clearKeyLicenseUrl: Nullable(Type.String({ description: 'The ClearKey license URL (EME) when an endpoint is `ClearKey`' })),
   tokenRequired: Type.Boolean(),
+  playbackRefusal: Nullable(
+    Type.String({ description: 'Why the media will refuse this viewer, in words the player shows: a playback token missing, expired or not valid; else null' }),
+  ),
   live: Type.Boolean(),
   settings: Type.Object({ devToolsAccess: Type.Boolean(), analytics: Type.Boolean(), codeObfuscation: Type.Boolean(), cap: Type.Boolean() }),
 });

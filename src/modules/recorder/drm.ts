@@ -4,9 +4,8 @@ import { dashDrmManifest, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylis
 import { CAPTION_TRACK } from '../../media/live/subtitles.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
-import { keyIdsOf } from '../drm/keys.ts';
-import { outputEncryption } from '../drm/service.ts';
-import { readObject } from '../live/timeline.ts';
+import { keyIdsOf, outputEncryption } from '../drm/index.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
 import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordingUrl } from './storageKeys.ts';
 import type { EndpointRow, RecordingDrm } from './tables.ts';
@@ -86,18 +85,18 @@ export async function writeProtectedPlaylists(ctx: PlatformContext, rec: Recordi
     // The channel's keys outlive it (the key store keeps them), so an archive made after the channel was deleted still has them.
     const encryption = await outputEncryption(ctx, rec.tenantId, rec.channelId, e.scheme, drm.drmKeyMode);
     if (e.format === 'HLS') {
-      const master = await readObject(ctx, prefix + MASTER);
+      const master = await readObjectIfAny(ctx.store, prefix + MASTER);
       // With the keys its media playlists name, as #EXT-X-SESSION-KEY (so players may get them first).
       if (master) await ctx.store.putObject(prefix + p + MASTER, protectedMaster(master.toString('utf8'), encryption), 'application/vnd.apple.mpegurl');
       for (const track of tracks) {
-        const clear = (await readObject(ctx, `${prefix}${track}.m3u8`))?.toString('utf8');
+        const clear = (await readObjectIfAny(ctx.store, `${prefix}${track}.m3u8`))?.toString('utf8');
         if (clear === undefined) continue;
         const keyOf = encryptionOf(encryption, track === 'audio' ? 'audio' : 'video');
         const body = track === CAPTION_TRACK ? clear : e.scheme === 'aes-128' ? hlsDrmRangePlaylist(clear, keyOf.keyUrl) : sampleAesPlaylist(clear, keyOf);
         await ctx.store.putObject(`${prefix}${p}${track}.m3u8`, body, 'application/vnd.apple.mpegurl');
       }
     } else {
-      const mpd = await readObject(ctx, prefix + MPD);
+      const mpd = await readObjectIfAny(ctx.store, prefix + MPD);
       if (!mpd) continue;
       const body = dashDrmManifest(mpd.toString('utf8'), encryption);
       await ctx.store.putObject(prefix + p + MPD, body, 'application/dash+xml');

@@ -6,10 +6,10 @@ import { listFiles } from '../../media/files.ts';
 import type { Overlay, PlacedOverlay } from '../../media/overlays.ts';
 import { transcode, type SourceTrack } from '../../media/transcode.ts';
 import { downloadToFile } from '../../platform/download.ts';
-import { presetById } from '../transcoder/service.ts';
+import { presetById } from '../transcoder/index.ts';
 import { outputProtection } from './drm.ts';
 import type { OutputJob } from './jobs.ts';
-import { recordedSegments } from './record.ts';
+import { recordedSegments, type SegmentRow } from './record.ts';
 import { recordRecorderEvent } from './service.ts';
 import { mediaPrefix, outputPrefix, recordingUrl } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, type EndpointRow } from './tables.ts';
@@ -37,6 +37,15 @@ export const tallestVideoTrack = (tracks: string[]): string | undefined =>
   tracks.filter((t) => Number.parseInt(t) > 0).sort((a, b) => Number.parseInt(b) - Number.parseInt(a))[0];
 
 /**
+ * An ffconcat list of a track's runs, each with its duration on the timeline. A run's fragments keep its decode times
+ * on the channel's timeline (tfdt: seconds or hours into the channel), and ffmpeg takes a fragmented MP4's duration to
+ * be its end time, start offset included: without the duration, the concat demuxer put each next run that much later,
+ * and the encode filled the gap with the last frame (a 40 s range gave a 54 s MP4).
+ */
+export const ffconcatList = (parts: { name: string; durationMs: number }[]): string =>
+  `ffconcat version 1.0\n${parts.map((p) => `file ${p.name}\nduration ${(p.durationMs / 1000).toFixed(3)}`).join('\n')}\n`;
+
+/**
  * The recorded range as local input files for the VOD pipeline, per track: each encoder run (its init segment and
  * its segments) is one fragmented MP4; several runs (the input dropped and came back) are joined by an ffconcat list,
  * decoded one after the other (their init segments may differ: the slate is encoded at the rung's size).
@@ -48,33 +57,41 @@ async function localInput(ctx: PlatformContext, tenantId: string, recordingId: s
   const audio = tracks.find((t) => t === 'audio');
   // The tallest rendition is the source of the transcode.
   const video = tallestVideoTrack(tracks);
-  const files: Record<string, string> = {};
-  for (const track of [video, audio].filter((t): t is string => !!t)) {
-    const segs = rows.filter((s) => s.track === track).sort((a, b) => a.startMs - b.startMs);
-    const runs: (typeof segs)[] = [];
-    for (const s of segs) {
+  const used = [video, audio].filter((t): t is string => !!t);
+  const runsOf = (track: string) => {
+    const runs: SegmentRow[][] = [];
+    for (const s of rows.filter((r) => r.track === track).sort((a, b) => a.startMs - b.startMs)) {
       const last = runs.at(-1);
       if (last && last[0]!.run === s.run) last.push(s);
       else runs.push([s]);
     }
-    const parts: string[] = [];
-    for (const [i, run] of runs.entries()) {
+    return runs;
+  };
+  const sum = (segments: SegmentRow[]) => segments.reduce((a, s) => a + s.durationMs, 0);
+  // A run lasts as long as its longest track (a run's audio often ends a few ms after its video): both tracks' lists
+  // give it that length, so that the next run starts at the same time in each and picture and sound stay together.
+  const runMs = new Map<number, number>();
+  for (const track of used) for (const run of runsOf(track)) runMs.set(run[0]!.run, Math.max(runMs.get(run[0]!.run) ?? 0, sum(run)));
+  const files: Record<string, string> = {};
+  for (const track of used) {
+    const parts: { name: string; durationMs: number }[] = [];
+    for (const [i, run] of runsOf(track).entries()) {
       const name = `${track}-${i}.mp4`;
       await concatObjects(
         ctx,
         [run[0]!.initKey, ...run.map((s) => s.key)].map((k) => prefix + k),
         join(dir, name),
       );
-      parts.push(name);
+      parts.push({ name, durationMs: runMs.get(run[0]!.run)! });
     }
-    if (parts.length === 1) files[track] = join(dir, parts[0]!);
+    if (parts.length === 1) files[track] = join(dir, parts[0]!.name);
     else {
       const list = join(dir, `${track}.ffconcat`);
-      await writeFile(list, `ffconcat version 1.0\n${parts.map((p) => `file ${p}`).join('\n')}\n`);
+      await writeFile(list, ffconcatList(parts));
       files[track] = list;
     }
   }
-  const durationMs = Math.max(0, ...tracks.map((t) => rows.filter((s) => s.track === t).reduce((a, s) => a + s.durationMs, 0)));
+  const durationMs = Math.max(0, ...tracks.map((t) => sum(rows.filter((s) => s.track === t))));
   return { video: video && files[video], audio: audio && files[audio], durationMs };
 }
 

@@ -2,7 +2,7 @@ import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
-import { channelsWithDash } from '../live/timeline.ts';
+import { channelsWithDash } from '../live/index.ts';
 import { recordingFrameSource } from './frames.ts';
 import { catchupPlayable, copyEndpoints, type OutputRow, type RecordingRow } from './present.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
 import * as lease from '../../db/lease.ts';
 import { rangeMpd } from '../../media/live/rangeMpd.ts';
 import { MEDIA_CLOCK_PATH } from '../../platform/playback.ts';
@@ -18,9 +19,8 @@ import {
   rangeEnded,
   rangeMasterOf,
   rangeSegments,
-  readObject,
   type TimelineSegment,
-} from '../live/timeline.ts';
+} from '../live/index.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
@@ -38,7 +38,7 @@ const UNNAMED_CAPTIONS = subtitleMedia({ language: 'und', name: 'Captions', segm
 /** An open range whose channel stopped ends once nothing new came for this long (its last segments are flushed). */
 const OPEN_RANGE_QUIET_MS = 5000;
 
-type SegmentRow = typeof recorderSegments.$inferSelect;
+export type SegmentRow = typeof recorderSegments.$inferSelect;
 
 /**
  * The recording's playlists, from what it has copied: `EVENT` (appended to) until recorded, then with the end tag;
@@ -48,7 +48,7 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
   const rows = await recordedSegments(ctx, rec.id);
   const segmentSeconds = ctx.config.live.segmentSeconds;
   const toRange = (s: SegmentRow) => ({ uri: s.key, initUri: s.initKey, startMs: s.startMs, durationMs: s.durationMs, run: s.run });
-  const stored = (await readObject(ctx, prefix + MASTER))?.toString('utf8');
+  const stored = (await readObjectIfAny(ctx.store, prefix + MASTER))?.toString('utf8');
   const captions = rows.filter((s) => s.track === CAPTION_TRACK);
   // Captions when some were recorded, or, while the range runs, when the channel was captioned as it began (they come
   // seconds after their audio); a range that ended without any lists none.
@@ -71,7 +71,7 @@ export async function writePlaylists(ctx: PlatformContext, rec: RecordingRow, pr
   const dashTracks = await rangeDashTracks(
     master,
     rows.map((s) => ({ ...toRange(s), track: s.track, sequence: s.sequence })),
-    (uri) => readObject(ctx, prefix + uri),
+    (uri) => readObjectIfAny(ctx.store, prefix + uri),
   );
   const mpd = rangeMpd(dashTracks, {
     type: o.ended ? 'static' : 'dynamic',

@@ -5,7 +5,12 @@ import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uui
 
 /** Recorder overlays start at `HH:MM:SS:FF` (frames) or `HH:MM:SS.mmm` into the recording (spec, Overlay). */
 const Overlay = Type.Object({
-  startTime: Type.String({ minLength: 1, maxLength: 32, description: 'HH:MM:SS:FF or HH:MM:SS.mmm from the start of the recording' }),
+  startTime: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description:
+      'when the overlay appears, from the start of the recording: milliseconds (`1500`), `HH:MM:SS.mmm` (`00:00:01.500`) or `HH:MM:SS:FF` (frames at the output frame rate)',
+  }),
   duration: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'milliseconds' }),
   input: Type.Optional(
     Type.Object({

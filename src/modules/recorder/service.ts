@@ -9,8 +9,8 @@ import { arrayParam, dateRange, hasAllAttributes, hasAllTags, oneOf, textSearch 
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { channelEndpoints, channelsWithDash } from '../live/timeline.ts';
-import { presetById } from '../transcoder/service.ts';
+import { channelEndpoints, channelsWithDash, retainedSince } from '../live/index.ts';
+import { presetById } from '../transcoder/index.ts';
 import type { RecorderEventType } from './eventTypes.ts';
 import { outputJob, RECORDER_CHANNEL } from './jobs.ts';
 import { presentRecording, presentSummary } from './present.ts';
@@ -61,8 +61,24 @@ async function checkSource(ctx: PlatformContext, tenantId: string, d: { channelI
   const channelId = d.channelId.toLowerCase();
   const channel = await channelEndpoints(ctx, tenantId, channelId);
   if (!channel) throw notFound('channel_not_found', 'Live channel', d.channelId);
+  if (end && end.getTime() <= Date.now()) await checkRetained(ctx, tenantId, channelId, end, `${field}.end`);
   // Of a DRM channel, the recording copies the protected endpoints' encrypted files too and plays only those.
   return { channelId, start, end, drm: channel.drm ?? null };
+}
+
+/**
+ * A range that ended before the channel's retained timeline begins has nothing left to record: refused now rather than
+ * accepted and turned `Error` later. Ranges that end later (also in the future) are recorded from what is kept.
+ */
+async function checkRetained(ctx: PlatformContext, tenantId: string, channelId: string, end: Date, field: string): Promise<void> {
+  const since = await retainedSince(ctx, tenantId, channelId);
+  if (since !== undefined && end.getTime() > since) return;
+  const retention = `channels keep the last MEDIAPLANE_LIVE_RETENTION_SECONDS = ${ctx.config.live.retentionSeconds} s of their timeline`;
+  const message =
+    since === undefined
+      ? `the range ended at ${end.toISOString()} and the channel holds no segments (${retention})`
+      : `the range ended at ${end.toISOString()}, before the channel's retained timeline begins at ${new Date(since).toISOString()} (${retention})`;
+  throw new ApiError(400, 'range_not_retained', `${field}: ${message}`, [{ field, message }]);
 }
 
 const catchupExpiration = (start: Date, end: Date | null) => new Date(Math.max(Date.now(), (end ?? start).getTime()) + CATCHUP_DAYS * 86400_000);

@@ -4,7 +4,7 @@ import type { PlatformContext, WorkerStarter } from '../../context.ts';
 import * as lease from '../../db/lease.ts';
 import { startPeriodic } from '../../platform/periodic.ts';
 import { listenForCommits } from '../../platform/wakeup.ts';
-import { channelEndpoints } from '../live/timeline.ts';
+import { channelEndpoints } from '../live/index.ts';
 import { failArchive, runArchive } from './archive.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type ArchiveJob } from './jobs.ts';
 import { runOutput } from './outputs.ts';

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { MEDIA_CLOCK_PATH } from '../../platform/playback.ts';
+import { mediaResponse } from '../../platform/schemas.ts';
 
-const Clock = Type.Unsafe<string>({ type: 'string', format: 'date-time', description: 'text/plain: the time, e.g. `2026-11-24T22:10:00.123Z`' });
+const Clock = mediaResponse('text/plain', Type.Unsafe<string>({ type: 'string', format: 'date-time' }), 'the time, e.g. `2026-11-24T22:10:00.123Z`');
 
 /**
  * The delivery's clock for players (`MEDIA_CLOCK_PATH`): a stored dynamic MPD (a running recording's) names it in its
@@ -20,7 +21,8 @@ export const mediaClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           "The server's time as ISO 8601 UTC with milliseconds (text/plain), for players of dynamic DASH manifests (UTCTiming `urn:mpeg:dash:utc:http-iso:2014`); public, from any origin, never cached.",
         security: [],
-        response: { 200: Clock },
+        // 400: what the HTTP layer refuses of any request (no Host header), in the one error shape.
+        response: { 200: Clock, 400: Type.Ref('Error') },
       },
     },
     async (_req, reply) =>

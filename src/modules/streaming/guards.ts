@@ -22,13 +22,14 @@ const playbackToken: PlaybackGuard = async (ctx, m) => {
   const policy = await playbackPolicy(ctx, m.tenantId, m.assetId);
   const needsToken = policy.tokenRequired || m.requiresToken;
   if (!needsToken && !policy.cap) return;
-  const claims = m.token && needsToken ? await verifyPlaybackToken(m.token, policy.signingKey, m.assetId) : undefined;
+  const claims = m.token && needsToken ? await verifyPlaybackToken(m.token, policy.signingKeys, m.assetId) : undefined;
   if (needsToken && !claims) throw tokenRequired();
   if (!policy.cap) return;
   const viewer = hash(`${m.ip} ${m.headers['user-agent'] ?? ''}`);
-  // With a token, its sessions are counted (one per `sid`, else per viewer); without, a viewer's assets are.
+  // With a token, its sessions are counted (one per `sid`, else per viewer), across the viewer's tokens when it names
+  // the viewer (`vid`); without, a viewer's assets are.
   const held = claims
-    ? { holder: `t:${hash(m.token!)}`, session: claims.sid ? `s:${claims.sid}` : `v:${viewer}` }
+    ? { holder: claims.vid ? `u:${hash(claims.vid)}` : `t:${hash(m.token!)}`, session: claims.sid ? `s:${claims.sid}` : `v:${viewer}` }
     : { holder: `v:${viewer}`, session: `a:${m.assetId}` };
   await holdSession(ctx, { tenantId: m.tenantId, assetId: m.assetId, ...held, limit: policy.capLimit });
 };

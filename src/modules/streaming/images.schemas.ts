@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
-import { MAX_PARTS } from '../vod/files.parts.ts';
+import { MAX_PARTS } from '../vod/index.ts';
 import { AssetId } from './schemas.ts';
 
 const MAX_IMAGE_SIZE = 50 * 1024 * 1024;

@@ -8,7 +8,7 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { StoreError } from '../../storage/objectStore.ts';
-import { checkParts, planParts } from '../vod/files.parts.ts';
+import { checkParts, planParts } from '../vod/index.ts';
 import { addUploadedImage, removeUploadedImage } from './assets.service.ts';
 import { requirePlayable } from './catalogue.ts';
 import { imageKey, imageUrl } from './storageKeys.ts';

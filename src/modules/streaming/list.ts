@@ -4,7 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import { validationError } from '../../platform/errors.ts';
 import { arrayParam, normalizeAttributeFilter, oneOf } from '../../platform/filters.ts';
 import { envelope, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { PLAYABLE_TYPES, playableKinds, type Playable, type PlayableFilter } from '../../platform/playables.ts';
+import { PLAYABLE_TYPES, type Playable, type PlayableFilter } from '../../platform/playables.ts';
 import { detailsOf } from './catalogue.ts';
 import { presentStreamingAsset, type DetailsRow, type StreamingAsset } from './present.ts';
 import { tenantSettings } from './settings.ts';
@@ -90,7 +90,7 @@ export async function listStreamingAssets(ctx: PlatformContext, tenantId: string
     lastModificationDateEnd: dateParam(q.lastModificationDateEnd),
     ...(attributes.length ? { attributes } : {}),
   };
-  const kinds = playableKinds().filter((k) => (!types.size || types.has(k.type)) && (!source || k.source === source));
+  const kinds = ctx.catalogue.playables.filter((k) => (!types.size || types.has(k.type)) && (!source || k.source === source));
   const playables = (await Promise.all(kinds.map((k) => k.list(ctx, tenantId, filter)))).flat();
 
   // The kinds may leave a filter to us (statuses they name differently, ids of another form): checked again here.

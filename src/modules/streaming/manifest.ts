@@ -9,6 +9,7 @@ import { registerImageDelivery } from './media.routes.ts';
 import { startSessionSweep } from './sessions.ts';
 import { STREAMING_GUARDS } from './guards.ts';
 import { settingsRoutes } from './settings.routes.ts';
+import { tokenRoutes } from './tokens.routes.ts';
 
 /**
  * Streaming (spec part 2, "Streaming"): the player-facing catalogue over every module's playables
@@ -24,6 +25,7 @@ export const streamingModule: PlatformModule = {
     await app.register(mediaClockRoutes);
     await app.register(domainRoutes, { ctx });
     await app.register(settingsRoutes, { ctx });
+    await app.register(tokenRoutes, { ctx });
   },
   jobs: [framesJob],
   workers: [

@@ -1,11 +1,12 @@
 import type { PlatformContext } from '../../context.ts';
 import { withToken } from '../../platform/playback.ts';
-import { clearKeyLicenseUrl } from '../drm/urls.ts';
+import { clearKeyLicenseUrl } from '../drm/index.ts';
 import type { PlayableEndpoint } from '../../platform/playables.ts';
 import { getStreamingAsset } from './catalogue.ts';
 import { posterUrl } from './frames.ts';
-import { effectiveState } from './settings.ts';
-import { tenantSettings } from './settings.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { effectiveState, tenantSettings, verifyingKeys } from './settings.ts';
+import { verifyPlaybackToken } from './tokens.ts';
 
 /** The embed page of an asset is `{embedUrl}/{assetId}`, its source config `{embedUrl}/{assetId}/source` (served by the player). */
 export const embedUrl = (ctx: PlatformContext, tenantId: string): string => `${ctx.config.publicUrl.origin}/player/v1/${tenantId}`;
@@ -32,6 +33,11 @@ export interface PlaybackSource {
   /** Where EME ClearKey licenses come from (the DRM module's), when an endpoint is `ClearKey`; else null. */
   clearKeyLicenseUrl: string | null;
   tokenRequired: boolean;
+  /**
+   * Why the media will refuse the viewer (a playback token missing, expired or not valid), said before any request:
+   * a player would otherwise only report its own error (hls.js: `manifestLoadError`).
+   */
+  playbackRefusal: string | null;
   /** Live (a channel or event): no fixed duration, time shift applies. */
   live: boolean;
   settings: { devToolsAccess: boolean; analytics: boolean; codeObfuscation: boolean; cap: boolean };
@@ -59,6 +65,7 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
   const usesClearKey = hls?.protection === 'ClearKey' || dash?.protection === 'ClearKey';
   const tenant = await tenantSettings(ctx.db, tenantId);
   const state = (name: 'devToolsAccess' | 'analytics' | 'codeObfuscation' | 'cap') => asset.settings[name].asset ?? asset.settings[name].tenant;
+  const tokenRequired = effectiveState({ tokenRequired: asset.settings.tokenRequired.asset ?? undefined }, tenant.defaults, 'tokenRequired') === 'Enabled';
   const images = asset.images;
   const firstImage = Object.values(images)[0]?.Url ?? (await posterUrl(ctx, tenantId, asset.id));
   return {
@@ -76,7 +83,8 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
     hlsProtection: hls?.protection ?? null,
     dashProtection: dash?.protection ?? null,
     clearKeyLicenseUrl: usesClearKey ? clearKeyLicenseUrl(ctx) : null,
-    tokenRequired: effectiveState({ tokenRequired: asset.settings.tokenRequired.asset ?? undefined }, tenant.defaults, 'tokenRequired') === 'Enabled',
+    tokenRequired,
+    playbackRefusal: tokenRequired ? await tokenRefusal(opts.token, verifyingKeys(tenant), asset.id) : null,
     live,
     settings: {
       devToolsAccess: state('devToolsAccess') === 'Enabled',
@@ -85,4 +93,18 @@ export async function playbackSource(ctx: PlatformContext, tenantId: string, ass
       cap: state('cap') === 'Enabled',
     },
   };
+}
+
+/** What the viewer is told when the asset needs a token: none was given, or the one given will be refused. */
+async function tokenRefusal(token: string | undefined, keys: Parameters<typeof verifyPlaybackToken>[1], assetId: string): Promise<string | null> {
+  if (!token)
+    return 'This video needs a playback token. The page that shows it must add one to the player address (token=...): the publisher gets it from POST /streaming/v1/tokens.';
+  try {
+    await verifyPlaybackToken(token, keys, assetId);
+    return null;
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    if (e.code === 'playback_token_expired') return 'The playback token of this video has expired. The page that shows it must be given a new one.';
+    return `${e.message}.`;
+  }
 }

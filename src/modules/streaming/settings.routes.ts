@@ -17,7 +17,12 @@ const Settings = Type.Object({
   contentAcquisitionInfo: Type.Object({
     acquireContentUrl: Type.String(),
     sourceConfigUrl: Type.String(),
-    authorization: Type.Object({ tokenRequiredPolicy: Type.Boolean(), signingKey: Type.String(), signingAlgorithm: Type.String() }),
+    authorization: Type.Object({
+      tokenRequiredPolicy: Type.Boolean(),
+      signingKey: Type.String(),
+      signingKeyId: Type.String({ description: 'the `kid` to put in the header of a token signed with signingKey (not in the spec)' }),
+      signingAlgorithm: Type.String(),
+    }),
   }),
   licenseAcquisitionInfo: Type.Object({
     enabled: Type.Boolean(),

@@ -3,10 +3,10 @@ import { SignJWT } from 'jose';
 import type { PlatformContext } from '../../context.ts';
 import { tenants } from '../../db/tenants.ts';
 import { SYSTEM_IDS } from '../../media/protect.ts';
-import { clearKeyLicenseUrl } from '../drm/urls.ts';
+import { clearKeyLicenseUrl } from '../drm/index.ts';
 import { listDomains } from './domains.ts';
 import { embedUrl } from './playback.ts';
-import { forgetPolicies, tenantSettings, tenantState } from './settings.ts';
+import { forgetPolicies, signingKeyId, tenantSettings, tenantState } from './settings.ts';
 import type { SettingName, SettingState } from './tables.ts';
 import { streamingTenantSettings } from './tables.ts';
 
@@ -42,7 +42,12 @@ export async function getSettings(ctx: PlatformContext, tenantId: string, showSe
     contentAcquisitionInfo: {
       acquireContentUrl: sourceConfigUrl,
       sourceConfigUrl,
-      authorization: { tokenRequiredPolicy: enabled('tokenRequired'), signingKey: key, signingAlgorithm: SIGNING_ALGORITHM },
+      authorization: {
+        tokenRequiredPolicy: enabled('tokenRequired'),
+        signingKey: key,
+        signingKeyId: signingKeyId(settings.signingKey),
+        signingAlgorithm: SIGNING_ALGORITHM,
+      },
     },
     // The DRM module's license server: ClearKey licenses (and AES-128 keys, whose URL each HLS playlist names) for a DRM
     // token from `get DRM token`, which the platform signs: no tenant key to show. Widevine and PlayReady licenses are

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { createHash, randomBytes } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { SETTING_NAMES, streamingAssets, streamingTenantSettings, type SettingName, type SettingState, type SettingStates } from './tables.ts';
@@ -8,6 +8,51 @@ import { SETTING_NAMES, streamingAssets, streamingTenantSettings, type SettingNa
 const newSigningKey = () => randomBytes(32).toString('base64url');
 
 export type TenantSettingsRow = typeof streamingTenantSettings.$inferSelect;
+
+/**
+ * A key's id (the JWT header's `kid`): derived from the key (the first 16 characters of its SHA-256, base64url), so
+ * that it names it without revealing it and needs no column of its own.
+ */
+export const signingKeyId = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 16);
+
+export interface SigningKey {
+  kid: string;
+  key: string;
+}
+
+/** The keys that verify tokens: the current one, then the one a rotation replaced while its overlap lasts. */
+export function verifyingKeys(row: TenantSettingsRow, now = Date.now()): SigningKey[] {
+  const keys = [{ kid: signingKeyId(row.signingKey), key: row.signingKey }];
+  if (row.previousSigningKey && row.previousSigningKeyExpirationDate && row.previousSigningKeyExpirationDate.getTime() > now)
+    keys.push({ kid: signingKeyId(row.previousSigningKey), key: row.previousSigningKey });
+  return keys;
+}
+
+/** How long a replaced key keeps verifying tokens, unless the rotation says otherwise: a day, the longest token. */
+export const DEFAULT_KEY_OVERLAP_SECONDS = 24 * 3600;
+export const MAX_KEY_OVERLAP_SECONDS = 30 * 24 * 3600;
+
+/**
+ * Replaces the tenant's signing key. For `overlapSeconds` the old one still verifies tokens, so tokens signed before
+ * (by the platform or by the tenant's servers) keep playing while signers switch; a rotation within the overlap of
+ * another ends the older one at once (two keys verify at most).
+ */
+export async function rotateSigningKey(db: Queryable, tenantId: string, overlapSeconds: number): Promise<TenantSettingsRow> {
+  await tenantSettings(db, tenantId);
+  const overlap = overlapSeconds > 0;
+  const [row] = await db
+    .update(streamingTenantSettings)
+    .set({
+      signingKey: newSigningKey(),
+      previousSigningKey: overlap ? sql`${streamingTenantSettings.signingKey}` : null,
+      previousSigningKeyExpirationDate: overlap ? new Date(Date.now() + overlapSeconds * 1000) : null,
+      lastModificationDate: new Date(),
+    })
+    .where(eq(streamingTenantSettings.tenantId, tenantId))
+    .returning();
+  forgetPolicies(tenantId);
+  return row;
+}
 
 /** The tenant's streaming settings, created with a new signing key on first use (by whoever asks first). */
 export async function tenantSettings(db: Queryable, tenantId: string): Promise<TenantSettingsRow> {
@@ -48,7 +93,8 @@ export interface PlaybackPolicy {
   tokenRequired: boolean;
   cap: boolean;
   capLimit: number;
-  signingKey: string;
+  /** The keys that verify its tokens (docs/decisions/streaming.md, "Playback tokens"). */
+  signingKeys: SigningKey[];
 }
 
 const POLICY_CACHE_MS = 5000;
@@ -68,7 +114,7 @@ export async function playbackPolicy(ctx: PlatformContext, tenantId: string, ass
     tokenRequired: effectiveState(states, tenant.defaults, 'tokenRequired') === 'Enabled',
     cap: effectiveState(states, tenant.defaults, 'cap') === 'Enabled',
     capLimit: tenant.capLimit,
-    signingKey: tenant.signingKey,
+    signingKeys: verifyingKeys(tenant),
   };
   if (policies.size > 10_000) policies.clear();
   policies.set(key, { until: Date.now() + POLICY_CACHE_MS, policy });

@@ -55,6 +55,9 @@ export const streamingTenantSettings = pgTable('streaming_tenant_settings', {
     .references(() => tenants.id, { onDelete: 'cascade' }),
   /** HS256 key of playback tokens: a secret the tenant reads back to sign tokens (like the webhook secret); never logged. */
   signingKey: text('signing_key').notNull(),
+  /** The key a rotation replaced: it still verifies tokens until the expiration date (the overlap); then it is unused. */
+  previousSigningKey: text('previous_signing_key'),
+  previousSigningKeyExpirationDate: dateTime('previous_signing_key_expiration_date'),
   /** Tenant defaults of the asset settings (`settings.*.tenant`); unset means Disabled. */
   defaults: jsonb('defaults').$type<SettingStates>().notNull().default({}),
   /** Simultaneous playback sessions one token (or viewer) may hold when `cap` is Enabled. */

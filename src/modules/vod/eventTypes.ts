@@ -1,6 +1,7 @@
 /** The events the VOD module records: files, assets and their outputs. */
 export const VOD_EVENT_TYPES = [
   'vod.file.created',
+  'vod.file.progress',
   'vod.file.completed',
   'vod.file.failed',
   'vod.file.updated',
@@ -12,6 +13,7 @@ export const VOD_EVENT_TYPES = [
   'vod.asset.deleted',
   'vod.output.created',
   'vod.output.progress',
+  'vod.output.playable',
   'vod.output.available',
   'vod.output.failed',
   'vod.output.deleted',

@@ -1,4 +1,5 @@
 import { ApiError } from '../../platform/errors.ts';
+import type { ErrorCode } from '../../platform/errorCodes.ts';
 import { normalizeETag, type UploadedPart } from '../../storage/objectStore.ts';
 
 const MiB = 1024 * 1024;
@@ -24,7 +25,7 @@ export function planParts(fileSize: number, minPartSize: number, forced?: number
   return { partSize, partsCount, lastPartSize: fileSize - (partsCount - 1) * partSize };
 }
 
-const uploadError = (code: string, message: string) => new ApiError(400, code, message);
+const uploadError = (code: ErrorCode, message: string) => new ApiError(400, code, message);
 
 /**
  * Checks a completion request against what the store holds, so that a client learns exactly which part to send

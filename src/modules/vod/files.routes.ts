@@ -4,8 +4,9 @@ import type { PlatformContext } from '../../context.ts';
 import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
 import { LANGUAGES } from '../../media/languages.ts';
 import { MultiDeleteBody, MultiDeleteResult } from '../../platform/multiDelete.ts';
-import { absentBodyAsEmpty } from '../../platform/parsing.ts';
+import { absentBodyAsEmpty, OPTIONAL_BODY } from '../../platform/parsing.ts';
 import { withErrors } from '../../platform/schemas.ts';
+import { importFile } from './files.import.ts';
 import { listFiles } from './files.list.ts';
 import * as s from './files.schemas.ts';
 import * as files from './files.service.ts';
@@ -27,6 +28,22 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = a
       },
     },
     (req) => files.startUpload(ctx, req.principal.tenantId, req.body),
+  );
+
+  app.post(
+    '/vod/v1/files/import',
+    {
+      config: { access: 'write' },
+      schema: {
+        tags,
+        summary: 'Import file from URL',
+        description:
+          'Creates a file that the platform fetches from an http or https URL (redirects followed, a dropped connection resumed). The file is Uploading until the fetch ends, then Completed (probed like an upload) or Error with the reason in errorMessage; its progress is in import. Private addresses are refused unless MEDIAPLANE_FETCH_ALLOW_PRIVATE is set.',
+        body: s.ImportBody,
+        response: withErrors({ 200: s.ImportResult }),
+      },
+    },
+    (req) => importFile(ctx, req.principal.tenantId, req.body),
   );
 
   app.get(
@@ -66,6 +83,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = a
       // The body is optional: no body is `{ "delete": false }`.
       preValidation: absentBodyAsEmpty,
       schema: {
+        ...OPTIONAL_BODY,
         tags,
         summary: 'Cancel file upload',
         description: 'Stops an upload; the file goes to Error, or is deleted when delete is true. The body is optional.',
@@ -178,7 +196,8 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = a
       schema: {
         tags,
         summary: 'Detect media tracks',
-        description: 'Probes the file again and answers its video, audio and caption tracks.',
+        description:
+          'Probes the file again and answers its video, audio and caption tracks, with what ffprobe reads of each (codec, picture size, frame rate, duration, bit rate, language, audio channels, sample rate) and of the whole file (duration, bit rate, container format). A track can be passed as it is in the transcodingTracks of an asset.',
         params: s.FileIdParams,
         response: withErrors({ 200: s.Tracks, ...conflict }),
       },

@@ -40,9 +40,35 @@ export const CompleteBody = Type.Object({
 });
 export const CompleteResult = Type.Object({ fileId: Type.String(), fileKey: Type.String() });
 
+export const ImportBody = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 4096, description: 'an http or https URL the platform fetches the file from' }),
+  name: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: "the file's name, whose extension must be accepted (GET /vod/v1/filetypes); default: the URL's last path segment",
+    }),
+  ),
+  friendlyName: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'default: the name' })),
+  metadata: Type.Optional(Metadata),
+  tags: Type.Optional(Tags),
+  attributes: Type.Optional(Attributes),
+});
+export const ImportResult = CompleteResult;
+const ImportProgress = Type.Object(
+  {
+    url: Type.String({ description: 'the URL the file is fetched from' }),
+    bytesReceived: Type.Integer(),
+    progressPercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'once the origin announced the size (Content-Length)' })),
+  },
+  { description: 'present on a file imported from a URL' },
+);
+
 export const CancelBody = Type.Object({
   delete: Type.Optional(Type.Boolean({ default: false, description: 'true deletes the file at once; false (or no body) marks it Error' })),
 });
+
+const ErrorMessage = Type.Union([Type.String(), Type.Null()], { description: 'why the file is in Error, in words (an import that failed or was cancelled)' });
 
 const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String() }),
@@ -75,6 +101,8 @@ export const UploadedFile = Type.Object({
   bucket: Type.String(),
   orginalFileName: Type.String(),
   tracks: Type.Array(TranscodingTrack),
+  errorMessage: ErrorMessage,
+  import: Type.Optional(ImportProgress),
 });
 
 export const PatchBody = Type.Object({
@@ -84,7 +112,7 @@ export const PatchBody = Type.Object({
   tags: Type.Optional(Tags),
   attributes: Type.Optional(Attributes),
 });
-export const FileSummary = Type.Object({ ...Common, metadata: Metadata, fileTypes: Type.String() });
+export const FileSummary = Type.Object({ ...Common, metadata: Metadata, fileTypes: Type.String(), errorMessage: ErrorMessage });
 
 export const DeleteResult = Type.Object({ deletedFileKey: Type.String() });
 
@@ -101,7 +129,24 @@ export const FileListQuery = Type.Object({
 export const FileList = Paged(FileSummary);
 
 export const Preview = Type.Object({ link: Type.String(), expirationDate: Timestamp });
-export const Tracks = Type.Object({ tracks: Type.Array(TranscodingTrack) });
+/** What `detect` reads of each track beyond its TranscodingTrack: what a tenant checks before choosing tracks. */
+export const DetectedTrackFacts = {
+  codec: Type.String({ description: "ffprobe's codec name: h264, hevc, aac, opus, subrip, ..." }),
+  width: Type.Optional(Type.Integer({ description: 'video: pixels' })),
+  height: Type.Optional(Type.Integer({ description: 'video: pixels' })),
+  frameRate: Type.Optional(Type.Number({ description: 'video: average frames per second, to 3 decimals (29.97)' })),
+  durationMilliseconds: Type.Optional(Type.Integer({ description: "the track's own duration, when the file says" })),
+  bitRate: Type.Optional(Type.Integer({ description: 'bits per second, when the file says (MP4 per stream; Matroska only with statistics tags)' })),
+  channels: Type.Optional(Type.Integer({ description: 'audio: channel count' })),
+  sampleRate: Type.Optional(Type.Integer({ description: 'audio: samples per second' })),
+};
+const DetectedTrack = Type.Object({ ...TranscodingTrack.properties, ...DetectedTrackFacts });
+export const Tracks = Type.Object({
+  tracks: Type.Array(DetectedTrack),
+  durationMilliseconds: Type.Optional(Type.Integer({ description: "the file's duration; absent for a file without timing (captions)" })),
+  bitRate: Type.Optional(Type.Integer({ description: "the file's bits per second" })),
+  format: Type.String({ description: "ffprobe's container name: mov,mp4,m4a,3gp,3g2,mj2 / matroska,webm / srt ..." }),
+});
 export const Duration = Type.Object({ duration: Type.Integer({ description: 'milliseconds' }) });
 export const FileTypes = Type.Object({ fileTypes: Type.Record(Type.String(), Type.Array(Type.String())) });
 export const Languages = Type.Object({ languages: Type.Array(Type.String()) });

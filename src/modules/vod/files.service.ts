@@ -4,7 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { defineJob } from '../../jobs/queue.ts';
 import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
-import { NotMediaError, ProbeUnavailableError, probeMedia, type MediaTrack, type ProbedFile } from '../../media/probe.ts';
+import { NotMediaError, ProbeUnavailableError, probeMedia, type ProbedFile } from '../../media/probe.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
@@ -13,7 +13,10 @@ import { StoreError } from '../../storage/objectStore.ts';
 import { recordEvent } from '../../platform/events.ts';
 import { checkParts, planParts, type PartPlan } from './files.parts.ts';
 import { fileKey, filePrefix } from './storageKeys.ts';
+import { presentFile, presentSummary, toTranscodingTrack } from './files.present.ts';
 import { vodFiles } from './files.tables.ts';
+
+export { presentSummary, toTranscodingTrack } from './files.present.ts';
 
 export type FileRow = typeof vodFiles.$inferSelect;
 export const FILE_STATUSES = ['Uploading', 'Completed', 'Error'] as const;
@@ -26,12 +29,12 @@ export const expireUploadJob = defineJob<ExpireUploadJob>('vod-file-expire-uploa
 
 const PROBE_TIMEOUT_MS = 30_000;
 
-function fileTypeOfExtension(ext: string): FileType | undefined {
+export function fileTypeOfExtension(ext: string): FileType | undefined {
   return (Object.keys(FILE_TYPE_EXTENSIONS) as FileType[]).find((t) => (FILE_TYPE_EXTENSIONS[t] as readonly string[]).includes(ext));
 }
 
 /** The last path segment of a client's file name, reduced to characters that are safe in every store's keys. */
-function safeName(name: string): string {
+export function safeName(name: string): string {
   const base = name
     .split(/[\\/]/)
     .pop()!
@@ -41,9 +44,12 @@ function safeName(name: string): string {
   return (base.length > 200 ? base.slice(0, 200 - ext.length) + ext : base) || 'file';
 }
 
-const fileNotFound = (id: string) => notFound('file_not_found', 'File', id);
+export const fileNotFound = (id: string) => notFound('file_not_found', 'File', id);
 const notUploading = (row: FileRow) =>
   new ApiError(409, 'file_not_uploading', `File ${row.id} is ${row.status}; only a file in status Uploading takes parts, completion or cancellation`);
+/** Parts and completion belong to uploads: an imported file is filled by the platform. */
+const importing = (row: FileRow) =>
+  new ApiError(409, 'file_importing', `File ${row.id} is being imported from a URL; it takes no parts and completes by itself (cancel stops it)`);
 const notCompleted = (row: FileRow) => new ApiError(409, 'file_not_completed', `File ${row.id} is ${row.status}; its upload has not been completed`);
 
 /** Another tenant's file, a malformed id and a missing file are all the same: not found. */
@@ -57,52 +63,6 @@ const planOf = (row: FileRow): PartPlan => ({
   partSize: row.partSize,
   partsCount: row.partsCount,
   lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize,
-});
-
-export const toTranscodingTrack = (t: MediaTrack) => ({
-  trackSelector: { trackId: t.trackId },
-  type: t.type,
-  ...(t.language ? { language: t.language } : {}),
-  name: t.name,
-});
-
-function presentFile(ctx: PlatformContext, row: FileRow) {
-  return {
-    id: row.id,
-    tenantId: row.tenantId,
-    fileKey: row.fileKey,
-    metadata: row.metadata,
-    status: row.status,
-    createDate: row.createDate,
-    lastModificationDate: row.lastModificationDate,
-    vodAssets: row.vodAssets,
-    fileTypes: row.fileTypes,
-    fileSize: row.fileSize,
-    s3Uri: ctx.store.uri(row.fileKey),
-    location: ctx.store.location(row.fileKey),
-    bucket: ctx.store.bucket,
-    orginalFileName: row.orginalFileName,
-    name: row.name,
-    friendlyName: row.friendlyName,
-    tags: row.tags,
-    attributes: row.attributes,
-    tracks: row.tracks.map(toTranscodingTrack),
-  };
-}
-
-export const presentSummary = (row: FileRow) => ({
-  id: row.id,
-  fileKey: row.fileKey,
-  status: row.status,
-  fileSize: row.fileSize,
-  name: row.name,
-  friendlyName: row.friendlyName,
-  tags: row.tags,
-  attributes: row.attributes,
-  metadata: row.metadata,
-  fileTypes: row.fileTypes,
-  createDate: row.createDate,
-  lastModificationDate: row.lastModificationDate,
 });
 
 // --- upload ---------------------------------------------------------------------------------------------------------
@@ -168,6 +128,7 @@ const uploadDeadline = (ctx: PlatformContext, start: Date) => new Date(start.get
 
 export async function partUrl(ctx: PlatformContext, tenantId: string, id: string, partNumber: number) {
   const row = await findRow(ctx.db, tenantId, id);
+  if (row.status === 'Uploading' && row.importUrl) throw importing(row);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
   if (partNumber > row.partsCount) throw new ApiError(400, 'upload_part_invalid', `this upload has ${row.partsCount} parts; there is no part ${partNumber}`);
   return { url: await ctx.store.presignUploadPart(row.fileKey, row.uploadId, partNumber, ctx.config.uploadUrlTtlSeconds) };
@@ -175,6 +136,7 @@ export async function partUrl(ctx: PlatformContext, tenantId: string, id: string
 
 export async function completeUpload(ctx: PlatformContext, tenantId: string, fileId: string, requested: { partNumber: number; eTag?: string }[]) {
   const row = await findRow(ctx.db, tenantId, fileId);
+  if (row.status === 'Uploading' && row.importUrl) throw importing(row);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
   try {
     const parts = checkParts(planOf(row), requested, await ctx.store.listParts(row.fileKey, row.uploadId));
@@ -219,19 +181,20 @@ function storeRefusal(row: FileRow, e: StoreError): ApiError {
   }
 }
 
-async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
+export async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
   return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS, name: fileKey });
 }
 
 export async function cancelUpload(ctx: PlatformContext, tenantId: string, id: string, deleteFile: boolean): Promise<void> {
   const row = await findRow(ctx.db, tenantId, id);
-  if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
+  // An import is stopped by its own job, which sees the file leave Uploading at its next progress write.
+  if (row.status !== 'Uploading' || !(row.uploadId || row.importUrl)) throw notUploading(row);
   if (deleteFile) return void (await removeFile(ctx, row, 'cancelled'));
-  await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
+  if (row.uploadId) await ctx.store.abortMultipartUpload(row.fileKey, row.uploadId);
   await ctx.db.transaction(async (tx) => {
     const updated = await tx
       .update(vodFiles)
-      .set({ status: 'Error', uploadId: null, lastModificationDate: new Date() })
+      .set({ status: 'Error', uploadId: null, lastModificationDate: new Date(), ...(row.importUrl ? { errorMessage: 'the import was cancelled' } : {}) })
       .where(and(eq(vodFiles.id, row.id), eq(vodFiles.status, 'Uploading')))
       .returning({ id: vodFiles.id });
     if (updated.length) await recordEvent(tx, tenantId, 'vod.file.failed', { id: row.id, reason: 'cancelled' });
@@ -312,6 +275,10 @@ export async function previewLink(ctx: PlatformContext, tenantId: string, id: st
 
 /** Reads the file's media facts again and keeps them: tracks, duration and file type. */
 export async function detect(ctx: PlatformContext, tenantId: string, id: string): Promise<FileRow> {
+  return (await probeAndKeep(ctx, tenantId, id)).row;
+}
+
+async function probeAndKeep(ctx: PlatformContext, tenantId: string, id: string): Promise<{ row: FileRow; info: ProbedFile }> {
   const row = await findRow(ctx.db, tenantId, id);
   if (row.status !== 'Completed') throw notCompleted(row);
   let info: ProbedFile;
@@ -327,11 +294,28 @@ export async function detect(ctx: PlatformContext, tenantId: string, id: string)
     .set({ tracks: info.tracks, durationMs: info.durationMs ?? null, fileTypes: info.fileType })
     .where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, row.id)))
     .returning();
-  return updated ?? row;
+  return { row: updated ?? row, info };
 }
 
+/** The tracks as assets select them (TranscodingTrack), with what ffprobe read of each and of the whole file. */
 export async function detectTracks(ctx: PlatformContext, tenantId: string, id: string) {
-  return { tracks: (await detect(ctx, tenantId, id)).tracks.map(toTranscodingTrack) };
+  const { info } = await probeAndKeep(ctx, tenantId, id);
+  return {
+    tracks: info.tracks.map((t) => ({
+      ...toTranscodingTrack(t),
+      codec: t.codec,
+      ...(t.width !== undefined ? { width: t.width } : {}),
+      ...(t.height !== undefined ? { height: t.height } : {}),
+      ...(t.frameRate !== undefined ? { frameRate: t.frameRate } : {}),
+      ...(t.durationMs !== undefined ? { durationMilliseconds: t.durationMs } : {}),
+      ...(t.bitRate !== undefined ? { bitRate: t.bitRate } : {}),
+      ...(t.channels !== undefined ? { channels: t.channels } : {}),
+      ...(t.sampleRate !== undefined ? { sampleRate: t.sampleRate } : {}),
+    })),
+    ...(info.durationMs !== undefined ? { durationMilliseconds: info.durationMs } : {}),
+    ...(info.bitRate !== undefined ? { bitRate: info.bitRate } : {}),
+    format: info.formatName,
+  };
 }
 
 export async function fileDuration(ctx: PlatformContext, tenantId: string, id: string) {

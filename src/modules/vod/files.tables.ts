@@ -36,6 +36,12 @@ export const vodFiles = pgTable(
     /** The store's multipart upload while Uploading; null once completed or cancelled. */
     uploadId: text('upload_id'),
     partSize: bigint('part_size', { mode: 'number' }).notNull(),
+    /** The URL an imported file is fetched from (`POST /vod/v1/files/import`); null for an upload. */
+    importUrl: text('import_url'),
+    /** An import's bytes received so far (its progress while Uploading). */
+    bytesReceived: bigint('bytes_received', { mode: 'number' }),
+    /** Why a file went to Error, in words (an import that failed); null otherwise. */
+    errorMessage: text('error_message'),
     partsCount: integer('parts_count').notNull(),
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),

@@ -1,10 +1,12 @@
 import type { PlatformModule } from '../../platform/module.ts';
 import { vodPlayables } from './assets/playable.ts';
 import { registerVodDelivery } from './assets/delivery.ts';
+import { chunkJob, stitchJob } from './assets/chunked.ts';
 import { startAssetWorkers, transcodeJob } from './assets/jobs.ts';
 import { vodAssetRoutes } from './assets/routes.ts';
 import { VOD_EVENT_TYPES } from './eventTypes.ts';
 import { startFileWorkers } from './files.jobs.ts';
+import { importFileJob } from './files.import.ts';
 import { fileRoutes } from './files.routes.ts';
 import { expireUploadJob } from './files.service.ts';
 
@@ -16,7 +18,7 @@ export const vodModule: PlatformModule = {
     registerVodDelivery(app, ctx);
     await app.register(fileRoutes, { ctx });
   },
-  jobs: [expireUploadJob, transcodeJob],
+  jobs: [expireUploadJob, importFileJob, transcodeJob, chunkJob, stitchJob],
   workers: [
     { roles: ['worker'], start: startFileWorkers },
     { roles: ['worker'], start: startAssetWorkers },

@@ -13,3 +13,12 @@ export const assetPrefix = (tenantId: string, assetId: string): string => `${ten
 
 /** One output's files (playlists, segments, downloads): `tenants/<t>/vod/<asset>/<output>/`. */
 export const outputPrefix = (tenantId: string, assetId: string, outputId: string): string => `${assetPrefix(tenantId, assetId)}${outputId}/`;
+
+/**
+ * The chunked path's intermediate files of one output (chunks, audio): `tenants/<t>/vod-work/<asset>/<output>/`,
+ * outside the asset's prefix that delivery serves, removed once the output is stitched.
+ */
+export const outputWorkPrefix = (tenantId: string, assetId: string, outputId: string): string => `${assetWorkPrefix(tenantId, assetId)}${outputId}/`;
+
+/** Every output's intermediate files of one asset. */
+export const assetWorkPrefix = (tenantId: string, assetId: string): string => `${tenantPrefix(tenantId)}vod-work/${assetId}/`;

@@ -7,8 +7,9 @@ import { recordEvent } from '../../platform/events.ts';
 import { dateRange, textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { getAsset as getVodAsset } from '../vod/assets/service.ts';
+import { findFile, getAsset as getVodAsset } from '../vod/index.ts';
 import { prepareJob } from './jobs.ts';
+import { minimumDurationSeconds, tooShort } from './minimum.ts';
 import type * as s from './schemas.ts';
 import { getSettings } from './settings.service.ts';
 import { watermarkingAssets } from './tables.ts';
@@ -22,6 +23,11 @@ export const assetNotFound = (id: string) => notFound('watermarking_asset_not_fo
 export async function createPreparedAsset(ctx: PlatformContext, tenantId: string, body: Static<typeof s.AssetCreate>) {
   const vod = await getVodAsset(ctx.db, tenantId, body.vodAssetId);
   const settings = await getSettings(ctx.db, tenantId);
+  // The source's duration as the files API read it (the preparation encodes the source); when unknown yet (a file
+  // ffprobe could not read at completion), the preparation checks it again.
+  const fileId = vod.sources[0]?.fileId;
+  const durationMs = (fileId ? (await findFile(ctx.db, tenantId, fileId))?.durationMs : undefined) ?? vod.durationMilliseconds;
+  if (durationMs && durationMs < minimumDurationSeconds(settings) * 1000) throw tooShort(`VOD asset ${vod.id}`, durationMs, settings);
   const id = newId();
   await ctx.db.transaction(async (tx) => {
     await tx.insert(watermarkingAssets).values({

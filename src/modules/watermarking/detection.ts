@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
+import { readObject } from '../../storage/readObject.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
 import { decodeVotes } from '../../media/watermark/code.ts';
 import { align, MIN_CONTENT_MATCH, placePictures, segmentVotes, type Alignment } from '../../media/watermark/detect.ts';
@@ -14,12 +15,6 @@ import { watermarkingAssets, watermarkingFiles, watermarkingSessions, type Detec
 
 /** The newest prepared assets a suspect is compared with; an older leak needs a narrower search (not offered yet). */
 const MAX_CANDIDATES = 200;
-
-async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 /**
  * Reads the marks of a suspect file: finds which of the tenant's prepared assets it shows and where on that asset's
@@ -67,7 +62,7 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
     const live = asset.channelId
       ? await liveReference(ctx, j.tenantId, asset.channelId, asset.height, join(ctx.config.dataDir, 'work', 'watermarking', `detect-${j.jobId}`))
       : undefined;
-    const reference = live?.reference ?? (await readObject(ctx, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined));
+    const reference = live?.reference ?? (await readObject(ctx.store, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined));
     const at = reference && align(grid, reference);
     if (reference && at && (!best || at.match > best.at.match)) best = { asset, reference, live, at };
   }

@@ -9,7 +9,7 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { StoreError } from '../../storage/objectStore.ts';
-import { checkParts, planParts } from '../vod/files.parts.ts';
+import { checkParts, planParts } from '../vod/index.ts';
 import { detectJob } from './jobs.ts';
 import type * as s from './schemas.ts';
 import { suspectKey } from './storageKeys.ts';

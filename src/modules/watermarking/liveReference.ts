@@ -1,12 +1,13 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlatformContext } from '../../context.ts';
+import { readObject } from '../../storage/readObject.ts';
 import { forensicRungOf, forensicTrack, isForensicTrack } from '../../media/live/index.ts';
 import type { PackagerSnapshot } from '../../media/live/packager.ts';
 import { GRID_CELLS } from '../../media/watermark/pattern.ts';
 import { SAMPLE_FPS } from '../../media/watermark/prepare.ts';
 import { readGrid } from '../../media/watermark/signature.ts';
-import { channelPrefix, checkpointKey } from '../live/urls.ts';
+import { channelPrefix, checkpointKey } from '../live/index.ts';
 
 export interface LiveReference {
   /** The unmarked pictures on the detection grid, SAMPLE_FPS a second from the first retained segment's start. */
@@ -15,12 +16,6 @@ export interface LiveReference {
   segmentStarts: number[];
   segmentDurations: number[];
   sequences: number[];
-}
-
-async function readObject(ctx: PlatformContext, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await ctx.store.getStream(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /**
@@ -39,7 +34,7 @@ export async function liveReference(
   height: number | null,
   workDir: string,
 ): Promise<LiveReference | undefined> {
-  const saved = await readObject(ctx, checkpointKey(tenantId, channelId)).catch(() => undefined);
+  const saved = await readObject(ctx.store, checkpointKey(tenantId, channelId)).catch(() => undefined);
   if (!saved) return undefined;
   const snapshot = JSON.parse(saved.toString('utf8')) as PackagerSnapshot;
   const marked = snapshot.tracks.filter((t) => isForensicTrack(t.name)).sort((a, b) => (b.height ?? 0) - (a.height ?? 0));
@@ -66,8 +61,8 @@ export async function liveReference(
         let to = from + 1;
         while (to < own.length && own[to].initKey === own[from].initKey) to++;
         const file = join(workDir, `${track!.name}-${from}.mp4`);
-        await writeFile(file, await readObject(ctx, prefix + own[from].initKey));
-        for (const s of own.slice(from, to)) await appendFile(file, await readObject(ctx, `${prefix}${track!.name}/${s.sequence}.m4s`));
+        await writeFile(file, await readObject(ctx.store, prefix + own[from].initKey));
+        for (const s of own.slice(from, to)) await appendFile(file, await readObject(ctx.store, `${prefix}${track!.name}/${s.sequence}.m4s`));
         const grid = await readGrid(file);
         const at = Math.round((own[from].decodeTime / timescale - t0) * SAMPLE_FPS) * GRID_CELLS;
         for (let i = 0; i < grid.length && at + i < sums.length; i++) sums[at + i] += grid[i];

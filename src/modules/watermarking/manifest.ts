@@ -1,4 +1,5 @@
 import type { PlatformModule } from '../../platform/module.ts';
+import { channelWatermark } from './channels.ts';
 import { WATERMARKING_EVENT_TYPES } from './eventTypes.ts';
 import { watermarkingFileRoutes } from './files.routes.ts';
 import { detectJob, prepareJob, startWatermarkingWorkers } from './jobs.ts';
@@ -16,4 +17,6 @@ export const watermarkingModule: PlatformModule = {
   jobs: [prepareJob, detectJob],
   workers: [{ roles: ['worker'], start: startWatermarkingWorkers }],
   eventTypes: WATERMARKING_EVENT_TYPES,
+  // Live asks for a watermarked channel's marks through the platform (platform/channelMarks.ts): live imports nothing here.
+  channelMarks: (ctx, c) => channelWatermark(ctx, c.tenantId, c.channelId, c.title, c.ladder, c.segmentSeconds, c.rungCount),
 };

@@ -6,10 +6,10 @@ import { MediaError } from '../../media/ffmpeg.ts';
 import { prepareVariants } from '../../media/watermark/prepare.ts';
 import { recordEvent } from '../../platform/events.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { presetById } from '../transcoder/service.ts';
-import { getAsset as getVodAsset } from '../vod/assets/service.ts';
-import { findFile } from '../vod/files.service.ts';
+import { presetById } from '../transcoder/index.ts';
+import { findFile, getAsset as getVodAsset } from '../vod/index.ts';
 import type { PrepareJob } from './jobs.ts';
+import { minimumDurationSeconds, tooShort } from './minimum.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets } from './tables.ts';
 
@@ -61,12 +61,16 @@ export async function runPrepare(ctx: PlatformContext, j: PrepareJob): Promise<v
     if (!file) throw new PermanentError(`The source file of VOD asset ${vod.id} no longer exists`);
     const video = file.tracks.find((t) => t.type === 'Video' && t.width && t.height);
     if (!video) throw new PermanentError(`The source file of VOD asset ${vod.id} has no video track to mark`);
+    const durationMs = file.durationMs ?? vod.durationMilliseconds ?? 0;
+    const settings = { userNumberBits: row.userNumberBits, segmentDuration: row.segmentDuration };
+    if (durationMs && durationMs < minimumDurationSeconds(settings) * 1000)
+      throw new PermanentError(tooShort(`VOD asset ${vod.id}`, durationMs, settings).message);
     const rendition = renditionFor(vod.preset, video.width!, video.height!);
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
     const result = await prepareVariants({
       input: await ctx.store.readableLocation(file.fileKey),
-      durationMs: file.durationMs ?? vod.durationMilliseconds ?? 0,
+      durationMs,
       ...rendition,
       segmentSeconds: row.segmentDuration,
       strength: row.strength,

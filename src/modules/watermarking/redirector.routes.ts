@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { liveMasterPlaylist, liveMediaPlaylist, masterPlaylist, mediaPlaylist, resolveSession, segmentLocation } from './redirector.ts';
 import * as s from './schemas.ts';
+import { mediaResponse } from '../../platform/schemas.ts';
 
 const CORS = { 'access-control-allow-origin': '*', 'cache-control': 'no-store' };
 const HLS = 'application/vnd.apple.mpegurl';
@@ -13,8 +14,8 @@ const HLS = 'application/vnd.apple.mpegurl';
  */
 export const redirectorRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = async (app, { ctx }) => {
   const tags = ['Watermarking redirector'];
-  const errors = { 401: Type.Ref('Error'), 403: Type.Ref('Error'), 404: Type.Ref('Error') };
-  const text = { 200: Type.String({ description: 'an HLS playlist' }), ...errors };
+  const errors = { 400: Type.Ref('Error'), 401: Type.Ref('Error'), 403: Type.Ref('Error'), 404: Type.Ref('Error') };
+  const text = { 200: mediaResponse(HLS, Type.String(), 'an HLS playlist'), ...errors };
 
   app.get(
     '/watermarking/v1/redirector/:token/master.m3u8',

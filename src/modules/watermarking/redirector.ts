@@ -5,8 +5,8 @@ import { codeWord } from '../../media/watermark/code.ts';
 import { segmentName } from '../../media/watermark/prepare.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
-import { readObject } from '../live/timeline.ts';
-import { channelPrefix } from '../live/urls.ts';
+import { readObjectIfAny } from '../../storage/readObject.ts';
+import { channelPrefix } from '../live/index.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingSessions } from './tables.ts';
 import { verifyRedirectorToken } from './token.ts';
@@ -117,7 +117,7 @@ const FORENSIC_PLAYLIST = /^wmA-([0-9]{3,4}p)\.m3u8$/;
 
 /** The channel's marked rungs, tallest first, as its pipeline lists them (`forensic.m3u8`); undefined before it has. */
 async function liveMaster(ctx: PlatformContext, prefix: string): Promise<{ text: string; rungs: string[] } | undefined> {
-  const text = (await readObject(ctx, prefix + FORENSIC_MASTER))?.toString('utf8');
+  const text = (await readObjectIfAny(ctx.store, prefix + FORENSIC_MASTER))?.toString('utf8');
   if (text === undefined) return undefined;
   return { text, rungs: text.split('\n').flatMap((line) => FORENSIC_PLAYLIST.exec(line)?.[1] ?? []) };
 }
@@ -187,7 +187,7 @@ async function viewerPlaylist(ctx: PlatformContext, prefix: string, text: string
  * so that a revoked session's token stops getting it at once.
  */
 async function liveAudioPlaylist(ctx: PlatformContext, prefix: string): Promise<string> {
-  const text = (await readObject(ctx, `${prefix}${AUDIO_TRACK}.m3u8`))?.toString('utf8');
+  const text = (await readObjectIfAny(ctx.store, `${prefix}${AUDIO_TRACK}.m3u8`))?.toString('utf8');
   if (text === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has no audio, or has published no segment yet');
   return viewerPlaylist(ctx, prefix, text, AUDIO_TRACK, AUDIO_RENDITION);
 }
@@ -204,7 +204,9 @@ export async function liveMediaPlaylist(ctx: PlatformContext, prefix: string, re
   if (rendition === AUDIO_RENDITION) return liveAudioPlaylist(ctx, prefix);
   const rung = await liveRung(ctx, prefix, rendition);
   const [trackA, trackB] = [forensicTrack(0, rung), forensicTrack(1, rung)];
-  const [a, b] = (await Promise.all([trackA, trackB].map((track) => readObject(ctx, `${prefix}${track}.m3u8`)))).map((body) => body?.toString('utf8'));
+  const [a, b] = (await Promise.all([trackA, trackB].map((track) => readObjectIfAny(ctx.store, `${prefix}${track}.m3u8`)))).map((body) =>
+    body?.toString('utf8'),
+  );
   if (a === undefined || b === undefined) throw new ApiError(404, 'segment_not_found', 'The channel has published no segment yet');
   // The variants are published one after the other: a segment is listed once B has it too.
   const lastOfB = Math.max(-1, ...[...b.matchAll(new RegExp(`^${trackB}/([0-9]+)\\.m4s$`, 'gm'))].map((m) => Number(m[1])));

@@ -19,7 +19,8 @@ export const watermarkingRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContex
       schema: {
         tags,
         summary: 'Create watermarking asset',
-        description: "Prepares a VOD asset's source for A/B watermarking: two variants of every segment, differing by an invisible mark.",
+        description:
+          "Prepares a VOD asset's source for A/B watermarking: two variants of every segment, differing by an invisible mark. The asset must hold one whole code word: (userNumberBits + 8 CRC bits) × segmentDuration seconds at the tenant's settings (48 s with the defaults), or the answer is 400 watermarking_asset_too_short.",
         body: s.AssetCreate,
         response: withErrors({ 200: s.AssetCreated }),
       },

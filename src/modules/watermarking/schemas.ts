@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
 import { DateTime, Metadata, Timestamp, Uuid } from '../../platform/schemas.ts';
-import { MAX_FILE_SIZE, MAX_PARTS } from '../vod/files.parts.ts';
+import { MAX_FILE_SIZE, MAX_PARTS } from '../vod/index.ts';
 
 export const IdParams = Type.Object({ id: Uuid });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../../platform/paging.ts';
 import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
+import { fixedAfterCreation } from '../../../platform/strictBodies.ts';
 
 /** Event ids (spec, Event and Limits); a path with another id is a 400, not a 404. */
 export const EVENT_ID_PATTERN = '^[a-zA-Z0-9_-]{1,128}$';
@@ -23,16 +24,19 @@ export const EventCreate = Type.Object({
   distributionInfo: Type.Optional(Type.Object({ accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])) })),
 });
 
-export const EventPatch = Type.Object({
-  start: Type.Optional({ ...DateTime, description: 'only while the event is Scheduled' }),
-  end: Type.Optional({ ...DateTime, description: 'after start; not once the event is Finished' }),
-  title: Type.Optional(Type.Union([Title, Type.Null()])),
-  ensureChannel: Type.Optional(Type.Boolean()),
-  metadata: Type.Optional(Metadata),
-  tags: Type.Optional(Tags),
-  attributes: Type.Optional(Attributes),
-  accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'null removes the policy; omitted leaves it' })),
-});
+export const EventPatch = Type.Object(
+  {
+    start: Type.Optional({ ...DateTime, description: 'only while the event is Scheduled' }),
+    end: Type.Optional({ ...DateTime, description: 'after start; not once the event is Finished' }),
+    title: Type.Optional(Type.Union([Title, Type.Null()])),
+    ensureChannel: Type.Optional(Type.Boolean()),
+    metadata: Type.Optional(Metadata),
+    tags: Type.Optional(Tags),
+    attributes: Type.Optional(Attributes),
+    accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'null removes the policy; omitted leaves it' })),
+  },
+  fixedAfterCreation('channelId'),
+);
 
 const EndpointInfo = Type.Object({
   id: Type.Optional(Type.String()),

@@ -1,4 +1,4 @@
-import { keyModeOf } from '../../drm/keys.ts';
+import { keyModeOf } from '../../drm/index.ts';
 import type { vodAssets, vodOutputs } from './tables.ts';
 
 type AssetRow = typeof vodAssets.$inferSelect;
@@ -16,7 +16,10 @@ function presentOutput(o: OutputRow) {
   };
 }
 
-/** The VodAsset of the spec. Its `endpoints` are those of every output that is available, its own preset's first. */
+/**
+ * The VodAsset of the spec. Its `endpoints` are those of every output that is available or playable while it encodes
+ * (a `Processing` output with endpoints: docs/decisions/vod-assets.md), its own preset's first.
+ */
 export function presentAsset(a: AssetRow, outputs: OutputRow[], transcodedJobId: string | null) {
   const ordered = [...outputs].sort((x, y) => Number(y.preset === a.preset) - Number(x.preset === a.preset) || +x.createDate - +y.createDate);
   return {
@@ -31,7 +34,7 @@ export function presentAsset(a: AssetRow, outputs: OutputRow[], transcodedJobId:
     status: a.status,
     fileIds: a.fileIds,
     sources: a.sources,
-    endpoints: ordered.filter((o) => o.status === 'Available').flatMap((o) => o.endpoints),
+    endpoints: ordered.filter((o) => o.status === 'Available' || o.status === 'Processing').flatMap((o) => o.endpoints),
     outputs: ordered.map(presentOutput),
     errorMessage: a.errorMessage,
     durationMilliseconds: a.durationMilliseconds,

@@ -2,12 +2,17 @@ import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../../platform/paging.ts';
 import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../../platform/schemas.ts';
+import { fixedAfterCreation } from '../../../platform/strictBodies.ts';
+import { DetectedTrackFacts } from '../files.schemas.ts';
 
 const TranscodingTrack = Type.Object({
   trackSelector: Type.Object({ trackId: Type.String({ minLength: 1, maxLength: 64 }) }),
   type: Type.String({ description: 'Video, Audio or Caption (Captions accepted)' }),
   language: Type.Optional(Type.String({ maxLength: 64 })),
   name: Type.Optional(Type.String({ maxLength: 256 })),
+  // A track as `detect` answers it can be passed as it is: what detect read of it is accepted and not used (the
+  // platform reads the file itself).
+  ...Object.fromEntries(Object.entries(DetectedTrackFacts).map(([k, v]) => [k, Type.Optional(v)])),
 });
 
 const VodSource = Type.Object({
@@ -17,7 +22,12 @@ const VodSource = Type.Object({
 });
 
 const Overlay = Type.Object({
-  startTime: Type.String({ minLength: 1, maxLength: 32, description: 'start in milliseconds' }),
+  startTime: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description:
+      'when the overlay appears, from the start of the asset: milliseconds (`1500`), `HH:MM:SS.mmm` (`00:00:01.500`) or `HH:MM:SS:FF` (frames at the output frame rate)',
+  }),
   duration: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'milliseconds' }),
   input: Type.Optional(
     Type.Object({
@@ -137,13 +147,17 @@ export const VodAssetListQuery = Type.Object({
 });
 export const VodAssetList = Paged(VodAssetSummary);
 
-export const VodAssetPatch = Type.Object({
-  metadata: Type.Optional(Metadata),
-  title: Type.Optional(Type.String({ maxLength: 1024 })),
-  tags: Type.Optional(Tags),
-  attributes: Type.Optional(Attributes),
-  accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
-});
+export const VodAssetPatch = Type.Object(
+  {
+    metadata: Type.Optional(Metadata),
+    title: Type.Optional(Type.String({ maxLength: 1024 })),
+    tags: Type.Optional(Tags),
+    attributes: Type.Optional(Attributes),
+    accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+  },
+  // Outputs are added and removed through their own operations; the sources and key mode are the asset's identity.
+  fixedAfterCreation('transcodedSources', 'preset', 'overlays', 'drmKeyMode'),
+);
 
 export const OutputCreate = Type.Object({
   preset: Type.String({ minLength: 1, maxLength: 128 }),

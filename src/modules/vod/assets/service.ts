@@ -8,10 +8,10 @@ import { isUuid, newId } from '../../../platform/ids.ts';
 import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
 import { recordEvent } from '../../../platform/events.ts';
-import { DRM_KEY_MODES } from '../../drm/keys.ts';
-import { presetById } from '../../transcoder/service.ts';
+import { DRM_KEY_MODES } from '../../drm/index.ts';
+import { presetById } from '../../transcoder/index.ts';
 import { overlayProblems } from '../../../media/overlays.ts';
-import { assetPrefix, outputPrefix } from '../storageKeys.ts';
+import { assetPrefix, assetWorkPrefix, outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
 import { enqueueTranscode, QUEUED } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
 import { linkAssetToFiles, loadSourceFiles, mediaSource, unlinkAssetFromFiles } from './sourceFiles.ts';
@@ -213,6 +213,7 @@ export async function deleteAsset(ctx: PlatformContext, tenantId: string, id: st
   });
   // After commit: a running transcode sees its rows gone and stops; files of every output are freed.
   await ctx.store.deletePrefix(assetPrefix(tenantId, id));
+  await ctx.store.deletePrefix(assetWorkPrefix(tenantId, id));
 }
 
 export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteAsset(ctx, tenantId, id));
@@ -260,6 +261,7 @@ export async function removeOutput(ctx: PlatformContext, tenantId: string, asset
     await recordEvent(tx, tenantId, 'vod.output.deleted', { id: outputId, assetId });
   });
   await ctx.store.deletePrefix(outputPrefix(tenantId, assetId, outputId));
+  await ctx.store.deletePrefix(outputWorkPrefix(tenantId, assetId, outputId));
 }
 
 export async function outputProgress(db: Queryable, tenantId: string, assetId: string, outputId: string) {

@@ -1,9 +1,9 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
 import { tenants } from '../../../db/tenants.ts';
 import { leaseColumns } from '../../../db/lease.ts';
 import type { Overlay } from '../../../media/overlays.ts';
-import type { DrmKeyMode } from '../../drm/keys.ts';
+import type { DrmKeyMode } from '../../drm/index.ts';
 
 export interface TranscodingTrackRow {
   trackSelector: { trackId: string };
@@ -95,5 +95,35 @@ export const vodOutputs = pgTable(
     primaryKey({ columns: [t.assetId, t.id] }),
     index('vod_outputs_status_lease').on(t.status, t.leaseUntil),
     index('vod_outputs_expiration').on(t.expirationDate),
+  ],
+);
+
+/**
+ * The parts of an output on the chunked path (docs/decisions/vod-chunked.md): one row per chunk of the source's video
+ * and one for its audio and captions, each a job any worker takes. Their files are under the output's work prefix.
+ */
+export const vodOutputChunks = pgTable(
+  'vod_output_chunks',
+  {
+    assetId: uuid('asset_id').notNull(),
+    outputId: text('output_id').notNull(),
+    /** 0.. in source order for video chunks; the audio part comes after the last. */
+    index: integer('index').notNull(),
+    tenantId: uuid('tenant_id').notNull(),
+    kind: text('kind').$type<'video' | 'audio'>().notNull(),
+    /** Source milliseconds; the last video chunk has no end (it runs to the source's last frame), the audio part neither. */
+    startMs: bigint('start_ms', { mode: 'number' }).notNull(),
+    endMs: bigint('end_ms', { mode: 'number' }),
+    /** `Pending`, `Processing`, `Available`. */
+    status: text('status').notNull().default('Pending'),
+    progressPercent: integer('progress_percent').notNull().default(0),
+    ...leaseColumns(),
+    attempts: integer('attempts').notNull().default(0),
+    createDate: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.assetId, t.outputId, t.index] }),
+    foreignKey({ columns: [t.assetId, t.outputId], foreignColumns: [vodOutputs.assetId, vodOutputs.id] }).onDelete('cascade'),
+    index('vod_output_chunks_status_lease').on(t.status, t.leaseUntil),
   ],
 );

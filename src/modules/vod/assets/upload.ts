@@ -1,25 +1,39 @@
 import type { PlatformContext } from '../../../context.ts';
 import { listFiles } from '../../../media/files.ts';
 import type { TranscodeResult } from '../../../media/transcode.ts';
-import { keyIdsOf, type DrmKeyMode } from '../../drm/keys.ts';
-import type { Preset } from '../../transcoder/service.ts';
+import type { TranscodeEndpoint } from '../../../media/finish.ts';
+import { keyIdsOf, type DrmKeyMode } from '../../drm/index.ts';
+import type { Preset } from '../../transcoder/index.ts';
 import type { EndpointRow } from './tables.ts';
 
 /** Where a player fetches an output's files: served by the platform from the object store (see delivery.ts). */
 const mediaUrl = (ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, path: string) =>
   `${ctx.config.publicUrl.origin}/media/vod/${tenantId}/${assetId}/${outputId}/${path}`;
 
-/** Uploads an output directory under `prefix` (segments first, manifests last) and describes its endpoints. */
-export async function uploadOutput(
-  ctx: PlatformContext,
-  dir: string,
-  prefix: string,
-  result: TranscodeResult,
-  ids: { tenantId: string; assetId: string; outputId: string; preset: Preset; keyId?: string; drmKeyMode: DrmKeyMode },
-): Promise<EndpointRow[]> {
+export interface OutputIds {
+  tenantId: string;
+  assetId: string;
+  outputId: string;
+  preset: Preset;
+  keyId?: string;
+  drmKeyMode: DrmKeyMode;
+}
+
+/**
+ * Uploads an output directory under `prefix` (segments first, manifests last) and describes its endpoints. Files the
+ * encode already published (`result.published`, final segments) are not sent again; its growing manifests are replaced.
+ */
+export async function uploadOutput(ctx: PlatformContext, dir: string, prefix: string, result: TranscodeResult, ids: OutputIds): Promise<EndpointRow[]> {
+  for (const f of await listFiles(dir)) {
+    if (!result.published.has(f.path)) await ctx.store.putFile(prefix + f.path, f.absolutePath, f.contentType);
+  }
+  return endpointRows(ctx, result.endpoints, ids);
+}
+
+/** The spec's endpoints of an output's manifests (`EndpointInfo`), at the URLs delivery.ts serves. */
+export function endpointRows(ctx: PlatformContext, endpoints: TranscodeEndpoint[], ids: OutputIds): EndpointRow[] {
   const drm = ids.preset.protection;
-  for (const f of await listFiles(dir)) await ctx.store.putFile(prefix + f.path, f.absolutePath, f.contentType);
-  return result.endpoints.map((e) => ({
+  return endpoints.map((e) => ({
     id: `${ids.outputId}-${e.format.toLowerCase()}${e.rendition ? `-${e.rendition}` : ''}`,
     accessType: 'Http',
     format: e.format,

@@ -1,0 +1,2 @@
+ALTER TABLE "streaming_tenant_settings" ADD COLUMN "previous_signing_key" text;--> statement-breakpoint
+ALTER TABLE "streaming_tenant_settings" ADD COLUMN "previous_signing_key_expiration_date" timestamp with time zone;

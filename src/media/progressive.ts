@@ -1,0 +1,202 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { mediaPlaylists } from './finish.ts';
+import { packagingOf, type EncodeLayout } from './packaging.ts';
+
+/** Where a growing output goes: the caller's store, keyed by paths inside the output directory (`hls/360p/seg_00000.ts`). */
+export interface PublishSink {
+  /** Stores a finished file (a segment or an init segment): it never changes after this. */
+  putFile(path: string, absolutePath: string): Promise<void>;
+  /** Stores (or replaces) a manifest: a growing playlist or MPD, always after every file it names. */
+  putText(path: string, text: string): Promise<void>;
+  /** Called once, when every manifest of the output is stored with at least one segment behind each media playlist. */
+  playable(manifests: { format: 'HLS' | 'DASH'; manifest: string }[]): Promise<void>;
+  /** A pass that failed (the store refused a file): the next pass tries again, and the finished upload stores all. */
+  failed(e: Error): void;
+}
+
+export interface Publisher {
+  /** Paths stored so far whose bytes are final (segments): the last upload skips them. */
+  readonly stored: ReadonlySet<string>;
+  /** Stops watching and waits for the pass under way; the caller then uploads the finished output. */
+  stop(): Promise<void>;
+}
+
+/** A pass also runs this often when no file event came (a missed inotify event, a slow disk). */
+const FALLBACK_MS = 1000;
+
+/** HLS media playlist lines naming files: segments and the fMP4 init segment (`#EXT-X-MAP:URI="…"`). */
+export function playlistFiles(text: string): string[] {
+  const files: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line) continue;
+    if (line.startsWith('#EXT-X-MAP:')) {
+      const uri = /URI="([^"]+)"/.exec(line)?.[1];
+      if (uri) files.push(uri);
+    } else if (!line.startsWith('#')) files.push(line);
+  }
+  return files;
+}
+
+/**
+ * A growing HLS media playlist as players get it while the encode runs: `EVENT` (ffmpeg's DASH muxer writes its CMAF
+ * playlists without a type), and never `ENDLIST` (ffmpeg writes it as it exits; the finished VOD playlist replaces it).
+ */
+export function asEventPlaylist(text: string): string {
+  let lines = text.split('\n').filter((l) => l.trim() !== '#EXT-X-ENDLIST');
+  if (!lines.some((l) => l.startsWith('#EXT-X-PLAYLIST-TYPE:'))) {
+    const at = lines.findIndex((l) => l.startsWith('#EXT-X-TARGETDURATION:'));
+    lines = [...lines.slice(0, at + 1), '#EXT-X-PLAYLIST-TYPE:EVENT', ...lines.slice(at + 1)];
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The segment files a dynamic MPD from ffmpeg's DASH muxer names: per Representation its init segment and one media
+ * segment per SegmentTimeline entry (`r` repeats), from `startNumber`, through `$RepresentationID$` and `$Number%05d$`.
+ */
+export function mpdFiles(xml: string): string[] {
+  const files: string[] = [];
+  for (const rep of xml.matchAll(/<Representation\b[^>]*\bid="([^"]+)"[^>]*>([\s\S]*?)<\/Representation>/g)) {
+    const [, id, body] = rep;
+    const template = /<SegmentTemplate\b([^>]*)>/.exec(body)?.[1];
+    if (!template) continue;
+    const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(template)?.[1];
+    const fill = (t: string, n?: number) =>
+      t.replace(/\$RepresentationID\$/g, id).replace(/\$Number(?:%0(\d+)d)?\$/g, (_, w?: string) => String(n ?? 0).padStart(Number(w ?? 0), '0'));
+    const init = attr('initialization');
+    if (init) files.push(fill(init));
+    const media = attr('media');
+    if (!media) continue;
+    let count = 0;
+    for (const s of body.matchAll(/<S\b([^>]*)\/?>/g)) count += 1 + Number(/\br="(\d+)"/.exec(s[1])?.[1] ?? 0);
+    const start = Number(attr('startNumber') ?? 1);
+    for (let k = 0; k < count; k++) files.push(fill(media, start + k));
+  }
+  return files;
+}
+
+/**
+ * Publishes an output while ffmpeg writes it: watches the streaming directory and, after each new segment, stores the
+ * files a manifest names and then the manifest, so that a reader of the store never finds a manifest naming a file
+ * that is not there. HLS media playlists go out as EVENT playlists (master playlist once every media playlist has a
+ * segment), DASH as ffmpeg's dynamic MPD. Once every manifest is out, `sink.playable` is called. Captions and MP4
+ * downloads come with the finished output only.
+ */
+export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): Publisher {
+  const { streaming } = packagingOf(layout.preset);
+  const stored = new Set<string>();
+  const published = new Map<string, string>();
+  let announced = false;
+  let stopped = false;
+  if (!streaming) return { stored, stop: async () => {} };
+
+  const dir = join(layout.outDir, streaming);
+  const rel = (p: string) => relative(layout.outDir, p).split('\\').join('/');
+  const media = Object.values(mediaPlaylists(layout, dir, streaming === 'cmaf')).flat();
+  const hlsMaster = streaming === 'dash' ? undefined : join(dir, 'master.m3u8');
+  const mpd = streaming === 'hls' ? undefined : join(dir, 'manifest.mpd');
+
+  const read = async (path: string) => readFile(path, 'utf8').catch(() => undefined);
+  /** Stores what `names` lists beside `manifest`; false when a named file is not there yet (the pass stops). */
+  const storeNamed = async (manifest: string, names: string[]) => {
+    for (const name of names) {
+      const abs = join(dirname(manifest), name);
+      const path = rel(abs);
+      if (stored.has(path)) continue;
+      if (!(await stat(abs).catch(() => undefined))?.isFile()) return false;
+      await sink.putFile(path, abs);
+      stored.add(path);
+    }
+    return true;
+  };
+  const putManifest = async (path: string, text: string) => {
+    if (published.get(path) === text) return;
+    await sink.putText(path, text);
+    published.set(path, text);
+  };
+
+  const pass = async () => {
+    // Media playlists first: the master names them, and a player opens it first.
+    let everyPlaylist = true;
+    for (const playlist of streaming === 'dash' ? [] : media) {
+      const text = await read(playlist);
+      // ffmpeg replaces its playlists by renaming a complete file; a text without its last newline is not one.
+      const names = text?.endsWith('\n') ? playlistFiles(text) : [];
+      if (!text || !names.some((n) => !n.startsWith('init'))) {
+        everyPlaylist = false;
+        continue;
+      }
+      if (await storeNamed(playlist, names)) await putManifest(rel(playlist), asEventPlaylist(text));
+      else everyPlaylist = false;
+    }
+    const manifests: { format: 'HLS' | 'DASH'; manifest: string }[] = [];
+    if (hlsMaster) {
+      const text = await read(hlsMaster);
+      if (everyPlaylist && text?.endsWith('\n')) {
+        await putManifest(rel(hlsMaster), text);
+        manifests.push({ format: 'HLS', manifest: rel(hlsMaster) });
+      }
+    }
+    if (mpd) {
+      const xml = await read(mpd);
+      // The MPD ffmpeg writes as it exits is static: the finishing step completes that one and uploads it.
+      if (xml?.includes('</MPD>') && /type="dynamic"/.test(xml) && mpdFiles(xml).length > 0 && (await storeNamed(mpd, mpdFiles(xml)))) {
+        await putManifest(rel(mpd), xml);
+        manifests.push({ format: 'DASH', manifest: rel(mpd) });
+      }
+    }
+    if (!announced && manifests.length === (hlsMaster ? 1 : 0) + (mpd ? 1 : 0)) {
+      announced = true;
+      await sink.playable(manifests);
+    }
+  };
+
+  // One pass at a time; a change seen during a pass asks for one more after it.
+  let running: Promise<void> = Promise.resolve();
+  let again = false;
+  let busy = false;
+  const kick = () => {
+    if (stopped) return;
+    if (busy) return void (again = true);
+    busy = true;
+    running = (async () => {
+      do {
+        again = false;
+        await pass().catch((e: Error) => sink.failed(e));
+      } while (again && !stopped);
+      busy = false;
+    })();
+  };
+  const watchers = new Map<string, FSWatcher>();
+  /** Watches the streaming folder and the rung folders the HLS muxer makes in it, as they appear. */
+  const watchFolders = () => {
+    for (const d of new Set([dir, ...media.map((m) => dirname(m))])) {
+      if (watchers.has(d)) continue;
+      try {
+        const w = watch(d, () => kick());
+        w.on('error', () => {});
+        watchers.set(d, w);
+      } catch {
+        // Not there yet: the next tick tries again, and its pass covers the meantime.
+      }
+    }
+  };
+  watchFolders();
+  const timer = setInterval(() => {
+    watchFolders();
+    kick();
+  }, FALLBACK_MS);
+
+  return {
+    stored,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      for (const w of watchers.values()) w.close();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,2 @@
+/** The console module's front door: what other modules may use of it (docs/architecture.md, "Front doors"). */
+export { consoleModule } from './manifest.ts';

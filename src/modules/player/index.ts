@@ -1,0 +1,2 @@
+/** The player module's front door: what other modules may use of it (docs/architecture.md, "Front doors"). */
+export { playerModule } from './manifest.ts';

@@ -1,0 +1,2 @@
+/** The recorder module's front door: what other modules may use of it (docs/architecture.md, "Front doors"). */
+export { recorderModule } from './manifest.ts';

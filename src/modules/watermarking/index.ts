@@ -1,0 +1,2 @@
+/** The watermarking module's front door: what other modules may use of it (docs/architecture.md, "Front doors"). */
+export { watermarkingModule } from './manifest.ts';

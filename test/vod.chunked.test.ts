@@ -1,0 +1,323 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
+import { frameAt, makeClip, makeImage, meanColor, tempDir } from './helpers/media.ts';
+import { describeEachDb, freshStorage, itOnDb, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
+import { freePort, mediaplane, waitReady, type Run } from './helpers/process.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
+import { WebhookReceiver } from './helpers/webhookReceiver.ts';
+
+const run = promisify(execFile);
+
+/** Source seconds and frame rate of the test clip: four chunks of one 4 s segment each, the last one short. */
+const SECONDS = 14;
+const FPS = 25;
+const FRAME = 1 / FPS;
+
+/**
+ * The times ffprobe reads from one stream of a media playlist, in presentation order, segment by segment (ffprobe
+ * reading the playlist itself repeats and skips audio packets where one segment meets the next).
+ */
+async function packetTimes(url: string, stream: 'v:0' | 'a:0'): Promise<{ pts: number; duration: number }[]> {
+  const playlist = await (await fetch(url)).text();
+  const segments = playlist.split('\n').filter((l) => l && !l.startsWith('#'));
+  const all = await Promise.all(
+    segments.map(async (segment) => {
+      const { stdout } = await run(
+        'ffprobe',
+        ['-v', 'error', '-select_streams', stream, '-show_entries', 'packet=pts_time,duration_time', '-of', 'json', new URL(segment, url).toString()],
+        { maxBuffer: 64 * 1024 * 1024 },
+      );
+      return (JSON.parse(stdout).packets as { pts_time: string; duration_time?: string }[]).map((p) => ({
+        pts: Number(p.pts_time),
+        duration: Number(p.duration_time ?? 0),
+      }));
+    }),
+  );
+  return all.flat().sort((a, b) => a.pts - b.pts);
+}
+
+/** Every video rung plays continuously for the source's length, and the audio runs to its end. */
+async function expectContinuous(masterUrl: string): Promise<void> {
+  const master = await (await fetch(masterUrl)).text();
+  const video = master
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => new URL(l, masterUrl).toString());
+  const audio = /TYPE=AUDIO[^\n]*URI="([^"]+)"/.exec(master)?.[1];
+  expect(video.length).toBeGreaterThan(0);
+  expect(audio).toBeDefined();
+  let videoEnd = 0;
+  for (const url of video) {
+    const frames = await packetTimes(url, 'v:0');
+    const gaps = frames.slice(1).map((f, i) => f.pts - frames[i].pts);
+    // No gap over 1.5 frames anywhere, chunk borders included, and no frame twice.
+    expect(Math.max(...gaps)).toBeLessThan(1.5 * FRAME);
+    expect(Math.min(...gaps)).toBeGreaterThan(0.5 * FRAME);
+    const duration = frames.at(-1)!.pts + FRAME - frames[0].pts;
+    expect(Math.abs(duration - SECONDS)).toBeLessThanOrEqual(FRAME + 1e-6);
+    videoEnd = frames.at(-1)!.pts + FRAME;
+    // The preset's 4 s segments, chunk borders or not.
+    const playlist = await (await fetch(url)).text();
+    const lengths = [...playlist.matchAll(/#EXTINF:([\d.]+)/g)].map((m) => Number(m[1]));
+    expect(lengths.slice(0, -1).every((s) => Math.abs(s - 4) < 0.01)).toBe(true);
+  }
+  const samples = await packetTimes(new URL(audio!, masterUrl).toString(), 'a:0');
+  const audioGaps = samples.slice(1).map((s, i) => s.pts - samples[i].pts - samples[i].duration);
+  expect(Math.max(...audioGaps.map(Math.abs))).toBeLessThan(0.001);
+  expect(samples.at(-1)!.pts + samples.at(-1)!.duration).toBeGreaterThan(videoEnd - FRAME);
+}
+
+/**
+ * The chunked path (docs/decisions/vod-chunked.md), as operators run it: an API process and worker processes on one
+ * database and one store. On PostgreSQL two worker processes share the chunks; PGlite is opened by one process at a
+ * time, so there one process runs every role with two transcodes at once, and its kill -9 is followed by a restart.
+ */
+describeEachDb('VOD chunked transcoding', (kind) => {
+  const { dir, cleanup } = tempDir();
+  let storage: TestStorage;
+  let api: Run | undefined;
+  const workers: Run[] = [];
+  let base = '';
+  let env: Record<string, string> = {};
+  let t: TestTenant;
+  let fileId = '';
+  let audioTrack: unknown;
+  let browser: Browser;
+  let page: { url: string; close(): Promise<void> };
+  let logos: Server;
+  let logoUrl = '';
+  let receiver: WebhookReceiver;
+  const twoProcesses = kind === 'postgres';
+
+  /** A worker process (on PGlite the one process, serving the API too). */
+  async function startWorker(): Promise<Run> {
+    const health = await freePort();
+    const w = twoProcesses
+      ? mediaplane(['serve'], { ...env, MEDIAPLANE_ROLE: 'worker', MEDIAPLANE_HEALTH_PORT: String(health) })
+      : mediaplane(['serve'], { ...env, PORT: new URL(base).port, MEDIAPLANE_TRANSCODE_CONCURRENCY: '2' });
+    await waitReady(twoProcesses ? `http://127.0.0.1:${health}` : base, w);
+    workers.push(w);
+    return w;
+  }
+
+  const finishedParts = (w: Run) =>
+    w
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"part transcoded"')).length;
+
+  beforeAll(async () => {
+    storage = await freshStorage(kind);
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    env = {
+      HOST: '127.0.0.1',
+      MEDIAPLANE_DATA_DIR: storage.dataDir,
+      MEDIAPLANE_ADMIN_TOKEN: 'chunked-token',
+      MEDIAPLANE_PUBLIC_URL: base,
+      MEDIAPLANE_DRM_MASTER_KEY: '11'.repeat(32),
+      MEDIAPLANE_URL_SIGNING_SECRET: 'chunked-signing-secret',
+      MEDIAPLANE_FETCH_ALLOW_PRIVATE: 'true',
+      MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      // Small settings for a short clip: split anything over 6 s into 4 s chunks; a dead worker's part is taken up
+      // again 4 s (its lease) and a sweep after it died.
+      MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: '6',
+      MEDIAPLANE_CHUNK_SECONDS: '4',
+      MEDIAPLANE_TRANSCODE_LEASE_SECONDS: '4',
+      MEDIAPLANE_SWEEP_INTERVAL_MS: '500',
+      LOG_LEVEL: 'info',
+      ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
+    };
+    if (twoProcesses) {
+      api = mediaplane(['serve'], { ...env, PORT: String(port), MEDIAPLANE_ROLE: 'api' });
+      await waitReady(base, api);
+      await startWorker();
+      await startWorker();
+    } else await startWorker();
+    const created = (await (
+      await fetch(`${base}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer chunked-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `chunked-${kind}` }),
+      })
+    ).json()) as { id: string; name: string; apiKey: { key: string } };
+    t = tenantClient(base, created.id, created.name, created.apiKey.key);
+    receiver = await WebhookReceiver.start();
+    const hook = await t.json('POST', '/notifications/v1/webhook', {
+      name: 'progress',
+      url: receiver.url,
+      eventTypes: ['vod.output.progress'],
+      isEnabled: true,
+    });
+    expect(hook.status).toBe(200);
+    const clip = await makeClip(dir, `clip-${kind}`, { width: 320, height: 180, seconds: SECONDS, fps: FPS, audio: [{ language: 'eng', frequency: 440 }] });
+    fileId = await uploadFile(t, clip);
+    audioTrack = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: { type: string }) => x.type === 'Audio');
+    const png = readFileSync(await makeImage(dir, 'logo.png', { width: 64, height: 64, color: 'red' }));
+    logos = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png));
+    await new Promise<void>((r) => logos.listen(0, '127.0.0.1', r));
+    logoUrl = `http://127.0.0.1:${(logos.address() as AddressInfo).port}/logo.png`;
+    [browser, page] = await Promise.all([launchBrowser(), servePlayerPage()]);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const w of [...workers, api]) w?.child.kill('SIGKILL');
+    await Promise.all([browser?.close(), page?.close(), receiver?.close(), logos && new Promise((r) => logos.close(r))]);
+    await storage?.drop();
+    cleanup();
+  });
+
+  const create = async (preset: string, more: object = {}) => {
+    const r = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audioTrack] }], preset, ...more });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.id as string;
+  };
+  const available = async (id: string, timeoutMs = 300_000) => {
+    const asset = (
+      await until(
+        () => t.json('GET', `/vod/v1/assets/${id}`),
+        (r) => ['Available', 'Error'].includes(r.body.status),
+        { timeoutMs },
+      )
+    ).body;
+    expect(asset.status, asset.errorMessage).toBe('Available');
+    return asset;
+  };
+
+  /** The progress of the asset's own output (`GET .../outputs/{id}/progress`). */
+  async function progressOf(id: string, asset?: { outputs?: { id: string }[] }): Promise<number | undefined> {
+    const outputId = (asset ?? (await t.json('GET', `/vod/v1/assets/${id}`)).body).outputs?.[0]?.id;
+    if (!outputId) return undefined;
+    return (await t.json('GET', `/vod/v1/assets/${id}/outputs/${outputId}/progress`)).body.progressPercent as number;
+  }
+
+  /** hls.js plays from before each chunk border to past it. */
+  async function playsAcrossBorders(url: string, opts: { drmToken?: string } = {}) {
+    for (const border of [4, 8, 12]) {
+      const r = await play(browser, page.url, url, { startTime: border - 1, untilAdvanced: 2, seconds: 20, ...opts });
+      expect(r.error).toBeUndefined();
+      expect(Math.max(...r.times)).toBeGreaterThan(border + 0.5);
+    }
+  }
+
+  it('encodes the source in chunks on every worker into one continuous ladder that plays across the borders, overlay included', async () => {
+    const id = await create('hls-h264-ladder', {
+      // Across the first border (4 s): each chunk draws its part at the source's times.
+      overlays: [{ startTime: '2500', duration: 3000, width: 64, height: 64, imageX: 0, imageY: 0, input: { type: 'URL', url: logoUrl } }],
+    });
+    const progress: number[] = [];
+    const asset = await until(
+      async () => {
+        const r = await t.json('GET', `/vod/v1/assets/${id}`);
+        const p = await progressOf(id, r.body);
+        if (typeof p === 'number' && p !== progress.at(-1)) progress.push(p);
+        return r.body;
+      },
+      (a) => ['Available', 'Error'].includes(a.status),
+      { timeoutMs: 300_000, everyMs: 200 },
+    );
+    expect(asset.status, asset.errorMessage).toBe('Available');
+    // Progress combined from the parts: it rose through the encode and never fell.
+    expect(progress.filter((p) => p > 0 && p < 100).length).toBeGreaterThan(0);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    const steps = (await until(
+      async () => receiver.ofType('vod.output.progress').map((r) => r.json.data.progressPercent as number),
+      (s) => s.length > 0,
+      { timeoutMs: 30_000 },
+    )) as number[];
+    expect(steps.every((p) => p % 10 === 0 && p < 100)).toBe(true);
+    // Every worker took parts.
+    for (const w of workers) expect(finishedParts(w)).toBeGreaterThan(0);
+    if (twoProcesses) expect(workers.reduce((n, w) => n + finishedParts(w), 0)).toBe(5);
+    const hls = asset.endpoints.find((e: { format: string }) => e.format === 'HLS');
+    expect(Math.abs(hls.durationMilliseconds - SECONDS * 1000)).toBeLessThanOrEqual(40);
+    await expectContinuous(hls.url);
+    // The overlay is drawn on both sides of the chunk border, and not after its window.
+    const master = await (await fetch(hls.url)).text();
+    const top = new URL(
+      master.split('\n').find((l) => l && !l.startsWith('#'))!,
+      hls.url,
+    ).toString();
+    for (const [at, red] of [
+      [3, true],
+      [4.5, true],
+      [7, false],
+    ] as const) {
+      const [r, g, b] = meanColor(await frameAt(top, at), 24, 24);
+      expect(r > 180 && g < 80 && b < 80, `overlay at ${at} s: ${r},${g},${b}`).toBe(red);
+    }
+    await playsAcrossBorders(hls.url);
+    // Nothing of the parts is left behind: neither their rows nor their files.
+    if (storage.databaseUrl) {
+      const c = new pg.Client({ connectionString: storage.databaseUrl });
+      await c.connect();
+      expect((await c.query('select count(*)::int as n from vod_output_chunks')).rows[0].n).toBe(0);
+      await c.end();
+    }
+  }, 600_000);
+
+  // What it asks of the database is the first test's: on one of them.
+  itOnDb(kind, 'postgres')(
+    'an encrypted preset (HLS AES-128) goes through the chunked path and plays across the borders',
+    async () => {
+      const id = await create('hls-h264-ladder-aes128');
+      const asset = await available(id);
+      const hls = asset.endpoints[0];
+      expect(hls).toMatchObject({ format: 'HLS', protection: 'Aes128', isDrmProtected: true });
+      const master = await (await fetch(hls.url)).text();
+      const media = await (
+        await fetch(
+          new URL(
+            master.split('\n').find((l: string) => l && !l.startsWith('#'))!,
+            hls.url,
+          ),
+        )
+      ).text();
+      expect(media).toContain('#EXT-X-KEY:METHOD=AES-128');
+      expect([...media.matchAll(/#EXTINF:/g)].length).toBe(4);
+      const token = (await t.json('POST', '/drm/v1/tokens', { assetId: id })).body.token as string;
+      await playsAcrossBorders(hls.url, { drmToken: token });
+    },
+    600_000,
+  );
+
+  it('a worker killed with -9 in the middle of a chunk costs that chunk only: the output is complete and continuous', async () => {
+    const victim = workers[0];
+    const before = workers.map(finishedParts);
+    const id = await create('hls-h264-ladder');
+    // Wait until the victim is encoding a part, and has not finished every part of this output.
+    const pid = String(victim.child.pid);
+    const c = storage.databaseUrl ? new pg.Client({ connectionString: storage.databaseUrl }) : undefined;
+    await c?.connect();
+    await until(
+      async () => {
+        if (c)
+          return (await c.query(`select count(*)::int as n from vod_output_chunks where status = 'Processing' and lease_owner like $1`, [`%:${pid}:%`])).rows[0]
+            .n;
+        // PGlite: the one process is the victim; a part is under way once the output has progress.
+        return ((await progressOf(id)) ?? 0) > 0 ? 1 : 0;
+      },
+      (n) => n > 0,
+      { timeoutMs: 120_000, everyMs: 100 },
+    );
+    await c?.end();
+    const doneByVictim = finishedParts(victim) - before[0];
+    victim.child.kill('SIGKILL');
+    await victim.exit;
+    workers.splice(0, 1);
+    const survivor = twoProcesses ? workers[0] : await startWorker();
+    const survivorBefore = twoProcesses ? before[1] : 0;
+    const asset = await available(id);
+    await expectContinuous(asset.endpoints.find((e: { format: string }) => e.format === 'HLS').url);
+    // The parts the victim had finished were not encoded again; the rest (its chunk under way included) were.
+    expect(finishedParts(survivor) - survivorBefore).toBe(5 - doneByVictim);
+  }, 600_000);
+});

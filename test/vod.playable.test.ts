@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeClip, tempDir } from './helpers/media.ts';
+import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
+import { uploadFile } from './helpers/upload.ts';
+import { until } from './helpers/until.ts';
+import { WebhookReceiver } from './helpers/webhookReceiver.ts';
+
+/**
+ * Issue 24, item 1: an output plays while it is encoded. The source is long enough (a minute of 360p) that its encode
+ * takes many seconds on this machine; nothing throttles ffmpeg.
+ */
+const SOURCE_SECONDS = 60;
+const TEST_MS = 600_000;
+const WAIT = { timeoutMs: 240_000, everyMs: 100 };
+
+const segmentsOf = (playlist: string) => playlist.split('\n').filter((l) => l && !l.startsWith('#'));
+const text = async (url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, cache: res.headers.get('cache-control'), body: await res.text() };
+};
+
+describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => {
+  const { dir, cleanup } = tempDir('mediaplane-playable-');
+  let p: TestPlatform;
+  let t: TestTenant;
+  let receiver: WebhookReceiver;
+  let fileId: string;
+  let audio: unknown;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    p = await startPlatform(db, { ...(await storeEnv(store)), MEDIAPLANE_WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await p.createTenant();
+    const hook = await t.json('POST', '/notifications/v1/webhook', {
+      name: 'playable',
+      url: receiver.url,
+      eventTypes: ['vod.output.playable', 'vod.output.available', 'vod.asset.available'],
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    fileId = await uploadFile(
+      t,
+      await makeClip(dir, 'long', { width: 640, height: 360, seconds: SOURCE_SECONDS, audio: [{ language: 'eng', frequency: 440 }] }),
+    );
+    audio = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: any) => x.type === 'Audio');
+  }, 300_000);
+  afterAll(async () => {
+    await Promise.all([p?.stop(), receiver?.close()]);
+    cleanup();
+  });
+
+  const asset = async (id: string) => (await t.json('GET', `/vod/v1/assets/${id}`)).body;
+  const create = async (preset: string) => {
+    const { status, body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audio] }], preset });
+    expect(status).toBe(200);
+    return body.id as string;
+  };
+  /** The asset as soon as it shows an endpoint, which must come while it is still encoding. */
+  const whenPlayable = async (id: string) => {
+    const a = await until(
+      () => asset(id),
+      (a) => a.endpoints.length > 0 || ['Available', 'Error'].includes(a.status),
+      WAIT,
+    );
+    expect(a.status, a.errorMessage).toBe('Processing');
+    expect(a.outputs[0].status).toBe('Processing');
+    expect(a.outputs[0].endpoints).toEqual(a.endpoints);
+    return a;
+  };
+
+  it(
+    'publishes an HLS output as growing EVENT playlists while it encodes, then as VOD at the same URLs',
+    async () => {
+      const id = await create('hls-h264-ladder');
+      const playable = await whenPlayable(id);
+      const hls = playable.endpoints.find((e: any) => e.format === 'HLS');
+      expect(hls).toMatchObject({ accessType: 'Http', protection: 'None', preset: 'hls-h264-ladder' });
+      expect(hls.url).toMatch(/\/master\.m3u8$/);
+
+      const master = await text(hls.url);
+      expect(master.status).toBe(200);
+      expect(master.cache).toBe('no-cache');
+      const variant = new URL(segmentsOf(master.body)[0], hls.url).href;
+      const first = await text(variant);
+      expect(first.status).toBe(200);
+      expect(first.cache).toBe('no-cache');
+      expect(first.body).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+      expect(first.body).not.toContain('#EXT-X-ENDLIST');
+      const firstSegments = segmentsOf(first.body);
+      expect(firstSegments.length).toBeGreaterThan(0);
+      // Every segment it names is there to fetch.
+      for (const s of firstSegments) {
+        const res = await fetch(new URL(s, variant));
+        expect(res.status).toBe(200);
+        expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      }
+
+      // It grows while the output is still being encoded.
+      let grown: { body: string; status: string } | undefined;
+      await until(
+        async () => {
+          const body = (await text(variant)).body;
+          const status = (await asset(id)).status;
+          if (segmentsOf(body).length > firstSegments.length) grown = { body, status };
+          return grown ?? status;
+        },
+        (v) => typeof v === 'object' || v !== 'Processing',
+        WAIT,
+      );
+      expect(grown?.status).toBe('Processing');
+      expect(grown?.body).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+      expect(grown?.body).not.toContain('#EXT-X-ENDLIST');
+      expect(segmentsOf(grown!.body).slice(0, firstSegments.length)).toEqual(firstSegments);
+      const last = segmentsOf(grown!.body).at(-1)!;
+      expect((await fetch(new URL(last, variant))).status).toBe(200);
+
+      const done = await until(
+        () => asset(id),
+        (a) => ['Available', 'Error'].includes(a.status),
+        WAIT,
+      );
+      expect(done.status, done.errorMessage).toBe('Available');
+      expect(done.endpoints.find((e: any) => e.format === 'HLS').url).toBe(hls.url);
+      const vod = await text(variant);
+      expect(vod.body).toContain('#EXT-X-PLAYLIST-TYPE:VOD');
+      expect(vod.body).toContain('#EXT-X-ENDLIST');
+      expect(vod.cache).not.toBe('no-cache');
+      expect(segmentsOf(vod.body).length).toBeGreaterThan(segmentsOf(grown!.body).length);
+      const seconds = vod.body
+        .split('\n')
+        .filter((l) => l.startsWith('#EXTINF:'))
+        .reduce((s, l) => s + Number.parseFloat(l.slice(8)), 0);
+      expect(seconds).toBeGreaterThan(SOURCE_SECONDS - 1);
+
+      // The webhook said so, before the asset turned Available.
+      const mine = () => receiver.received.map((r) => r.json).filter((e) => e?.source === `/tenant/${t.id}`);
+      await receiver.waitFor(() => mine().some((e) => e.type === 'vod.asset.available' && e.data.id === id), 60_000);
+      const events = mine().filter((e) => e.data.id === id || e.data.assetId === id);
+      const announced = events.findIndex((e) => e.type === 'vod.output.playable');
+      expect(announced).toBeGreaterThanOrEqual(0);
+      expect(announced).toBeLessThan(events.findIndex((e) => e.type === 'vod.asset.available'));
+      expect(events[announced].data).toEqual({
+        id: playable.outputs[0].id,
+        assetId: id,
+        preset: 'hls-h264-ladder',
+        endpoints: [{ format: 'HLS', url: hls.url }],
+      });
+      expect(events.filter((e) => e.type === 'vod.output.playable')).toHaveLength(1);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'publishes a CMAF output as a dynamic MPD and EVENT playlists while it encodes, then static and VOD',
+    async () => {
+      const id = await create('cmaf-h264-ladder');
+      const playable = await whenPlayable(id);
+      const dash = playable.endpoints.find((e: any) => e.format === 'DASH');
+      const hls = playable.endpoints.find((e: any) => e.format === 'HLS');
+      const mpd = await text(dash.url);
+      expect(mpd.status).toBe(200);
+      expect(mpd.cache).toBe('no-cache');
+      expect(mpd.body).toContain('type="dynamic"');
+      expect(mpd.body).not.toContain('mediaPresentationDuration');
+      const media = new URL(segmentsOf((await text(hls.url)).body)[0], hls.url).href;
+      const playlist = (await text(media)).body;
+      expect(playlist).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+      expect(playlist).not.toContain('#EXT-X-ENDLIST');
+      const init = /#EXT-X-MAP:URI="([^"]+)"/.exec(playlist)![1];
+      expect((await fetch(new URL(init, media))).status).toBe(200);
+      for (const s of segmentsOf(playlist)) expect((await fetch(new URL(s, media))).status).toBe(200);
+
+      const done = await until(
+        () => asset(id),
+        (a) => ['Available', 'Error'].includes(a.status),
+        WAIT,
+      );
+      expect(done.status, done.errorMessage).toBe('Available');
+      const finished = await text(dash.url);
+      expect(finished.body).toContain('type="static"');
+      expect(finished.body).toContain('mediaPresentationDuration');
+      expect((await text(media)).body).toContain('#EXT-X-ENDLIST');
+    },
+    TEST_MS,
+  );
+});
