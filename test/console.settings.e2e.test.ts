@@ -11,10 +11,10 @@ afterAll(cleanup);
 const SHOTS = shotsDir(dir);
 
 /**
- * The console's Settings (API keys, webhooks, the signing secret) and Streaming (playback tokens, allowed domains)
- * screens in headless Chromium, against a real webhook receiver; and both read-only for a Viewer key.
+ * The console's Settings (API keys, webhooks, the signing secret), Streaming (playback tokens, allowed domains) and DRM
+ * (license statistics, policies) screens in headless Chromium, against a real webhook receiver; and both read-only for a Viewer key.
  */
-describeOnDb('pglite', 'Tenant console: Settings and Streaming', (kind) => {
+describeOnDb('pglite', 'Tenant console: Settings, Streaming and DRM', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let browser: Browser;
@@ -133,7 +133,33 @@ describeOnDb('pglite', 'Tenant console: Settings and Streaming', (kind) => {
     await page.context().close();
   }, 120_000);
 
-  it('a Viewer key finds every control of Settings and Streaming disabled, with the reason', async () => {
+  it('shows the license statistics as figures and charts, and creates a DRM policy from a template and deletes it', async () => {
+    const page = await signIn(browser, p.baseUrl, t.id, t.key);
+    page.on('dialog', (d) => void d.accept());
+    await page.getByRole('link', { name: 'DRM' }).click();
+    await expect
+      .poll(() => page.locator('figure[data-metric="License requests"] svg').getAttribute('aria-label'), { timeout: 30_000 })
+      .toMatch(/^License requests/);
+    expect(await page.locator('dl.facts').textContent()).toContain('Licenses granted0');
+    const templates = (await t.json('GET', '/drm/v1/policies/templates')).body.items;
+    await expect.poll(() => page.getByLabel('Template').locator('option').count(), { timeout: 30_000 }).toBe(templates.length);
+    await page.getByLabel('Template').selectOption(templates[0].id);
+    expect(await page.getByText(templates[0].description).isVisible()).toBe(true);
+    await page.getByLabel('Policy name').fill('Rentals');
+    await page.getByRole('button', { name: 'Create policy' }).click();
+    const row = page.getByRole('table', { name: 'DRM policies' }).locator('tr').filter({ hasText: 'Rentals' });
+    await expect.poll(() => row.count(), { timeout: 30_000 }).toBe(1);
+    expect((await t.json('GET', '/drm/v1/policies')).body.items).toMatchObject([
+      { name: 'Rentals', licenseDurationSeconds: templates[0].licenseDurationSeconds, allowedOutputs: templates[0].allowedOutputs },
+    ]);
+    await reviewScreen(page, SHOTS, 'console-drm');
+    await atPhoneWidth(page, `${SHOTS}/console-drm-phone.png`);
+    await row.getByRole('button', { name: 'Delete policy Rentals' }).click();
+    await expect.poll(async () => (await t.json('GET', '/drm/v1/policies')).body.items.length, { timeout: 30_000 }).toBe(0);
+    await page.context().close();
+  }, 120_000);
+
+  it('a Viewer key finds every control of Settings, Streaming and DRM disabled, with the reason', async () => {
     await t.json('POST', '/streaming/v1/domains', { url: 'example.org' });
     const page = await signIn(browser, p.baseUrl, t.id, viewerKey);
     await page.getByRole('link', { name: 'Settings' }).click();
@@ -148,6 +174,10 @@ describeOnDb('pglite', 'Tenant console: Settings and Streaming', (kind) => {
     for (const name of ['Add domain', 'Rotate signing key', 'Remove example.org'])
       expect(await page.getByRole('button', { name }).isDisabled(), name).toBe(true);
     await reviewScreen(page, SHOTS, 'console-streaming-viewer');
+    await page.getByRole('link', { name: 'DRM' }).click();
+    await expect.poll(() => page.getByLabel('Template').locator('option').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(await page.getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Policy name').isDisabled()).toBe(true);
     await page.context().close();
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/settings`), each
+// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/drm`, `#/settings`), each
 // drawn by its module.
 import { fill, h } from '/console/dom.js';
 import { resume, signOut } from '/console/session.js';
@@ -10,6 +10,7 @@ import { channelsScreen } from '/console/channels.js';
 import { channelScreen } from '/console/channel.js';
 import { streamingScreen } from '/console/streaming.js';
 import { settingsScreen } from '/console/settings.js';
+import { drmScreen } from '/console/drm.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -26,6 +27,7 @@ const ROUTES = [
   [/^#\/channels$/, () => channelsScreen],
   [/^#\/channels\/([^/]+)$/, () => channelScreen],
   [/^#\/streaming$/, () => streamingScreen],
+  [/^#\/drm$/, () => drmScreen],
   [/^#\/settings$/, () => settingsScreen],
 ];
 

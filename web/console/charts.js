@@ -33,9 +33,9 @@ export const formatValue = (v) => (Number.isInteger(v) ? String(v) : v >= 100 ? 
 
 /**
  * A line chart of `data` ([{ time, value }], oldest first) over [from, to] (ms). Points further apart than `gapMs`
- * are not joined: the channel was not running between them. Answers a `figure`.
+ * are not joined (a channel not running between them); `empty` says why there is none. Answers a `figure`.
  */
-export function lineChart({ name, unit, description, data, from, to, gapMs }) {
+export function lineChart({ name, unit, description, data, from, to, gapMs, empty = 'No values in this range: the channel was not running.' }) {
   const span = Math.max(to - from, 1);
   const values = data.map((d) => d.value);
   const top = niceTop(Math.max(0, ...values));
@@ -78,7 +78,7 @@ export function lineChart({ name, unit, description, data, from, to, gapMs }) {
     h('figcaption', {}, h('strong', {}, name), ` (${unit})`, description ? h('span', { class: 'muted' }, ` · ${description}`) : null),
     svg,
     data.length === 0
-      ? h('p', { class: 'muted' }, 'No values in this range: the channel was not running.')
+      ? h('p', { class: 'muted' }, empty)
       : h(
           'details',
           {},
