@@ -57,12 +57,34 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
       ),
     );
 
+  async function remove(r, title) {
+    if (!confirm(`Delete the recording ${title} with its catch-up, archive and outputs?`)) return;
+    alert.show();
+    try {
+      await client.request('DELETE', '/cvr/v1/recordings/{id}', undefined, { params: { id: r.id } });
+    } catch (e) {
+      alert.show(errorText(e));
+    }
+    refresh();
+  }
+
   function recording(r) {
     const title = r.metadata?.title || r.title || formatDate(r.source.liveChannelDetails.start);
     return h(
       'div',
       { class: 'output', 'data-recording': r.id },
-      h('div', { class: 'output-head' }, h('strong', {}, title), badge(r.status), h('span', { class: 'muted' }, formatDuration(r.durationMilliseconds))),
+      h(
+        'div',
+        { class: 'output-head' },
+        h('strong', {}, title),
+        badge(r.status),
+        h('span', { class: 'muted' }, formatDuration(r.durationMilliseconds)),
+        h('span', { class: 'spacer' }),
+        guard(
+          h('button', { type: 'button', class: 'danger quiet', 'aria-label': `Delete recording ${title}`, onclick: () => remove(r, title) }, 'Delete'),
+          session,
+        ),
+      ),
       r.errorMessage ? h('p', { class: 'error-text' }, r.errorMessage) : null,
       h(
         'dl',
