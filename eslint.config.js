@@ -36,6 +36,7 @@ export default tseslint.config(
       globals: {
         window: 'readonly',
         document: 'readonly',
+        Event: 'readonly',
         crypto: 'readonly',
         fetch: 'readonly',
         performance: 'readonly',
