@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import * as lease from '../../../db/lease.ts';
+import { workUnderLease, type LeasedWork } from '../../../db/leasedWork.ts';
 import { defineJob } from '../../../jobs/queue.ts';
 import { encodeAudioPart, encodeVideoChunk, splitSource, stitch, type SourceChunk } from '../../../media/chunks.ts';
 import type { SourceTrack, TranscodeRequest } from '../../../media/transcode.ts';
@@ -17,6 +18,7 @@ import { outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
 import {
   completeOutput,
   fail,
+  failsPermanently,
   LEASE,
   MAX_ATTEMPTS,
   outputWhere,
@@ -197,38 +199,32 @@ async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: AbortSignal)
   if (!part) return;
   if (!(await stillChunked(ctx, j))) return;
   if (part.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding part ${part.index + 1} of the source failed ${MAX_ATTEMPTS} times; giving up`);
-  const heartbeat = setInterval(
-    () => {
-      void ctx.db
-        .update(vodOutputChunks)
-        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
-        .where(and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID)))
-        .catch(() => {});
-    },
-    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
-  );
-  const workDir = join(ctx.config.dataDir, 'work', j.assetId, `${j.outputId}.part-${j.index}`);
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  stopping.addEventListener('abort', stop);
-  try {
+  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
+  const partHeld = and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID));
+  const held: LeasedWork = {
+    leaseMs,
+    renew: () => ctx.db.update(vodOutputChunks).set(lease.renew(leaseMs)).where(partHeld),
+    giveBack: () => ctx.db.update(vodOutputChunks).set(lease.release()).where(partHeld),
+    stopping,
+    workDir: join(ctx.config.dataDir, 'work', j.assetId, `${j.outputId}.part-${j.index}`),
+    ...failsPermanently(ctx, j),
+  };
+  await workUnderLease(held, async (signal) => {
     const { output, preset, source, input, sourceMs } = await loadSource(ctx, j);
-    await rm(workDir, { recursive: true, force: true });
-    await mkdir(workDir, { recursive: true });
     const progress = partProgress(ctx, j, sourceMs);
     const req: TranscodeRequest = {
       input,
       durationMs: sourceMs,
       tracks: tracksOf(source),
       preset,
-      outDir: join(workDir, 'out'),
-      signal: abort.signal,
+      outDir: join(held.workDir, 'out'),
+      signal,
       onProgress: (p) => progress.report(p),
     };
     let files: string[];
     if (part.kind === 'video') {
       const chunk: SourceChunk = { index: part.index, startS: part.startMs / 1000, ...(part.endMs === null ? {} : { endS: part.endMs / 1000 }) };
-      req.overlays = await placeOverlays(ctx, j, output.overlays, workDir);
+      req.overlays = await placeOverlays(ctx, j, output.overlays, held.workDir);
       await encodeVideoChunk(req, chunk).catch((e: Error) => {
         throw new PermanentError(e.message);
       });
@@ -261,20 +257,7 @@ async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: AbortSignal)
       return true;
     });
     if (last) ctx.log.info({ assetId: j.assetId, outputId: j.outputId }, 'every part transcoded; stitching');
-  } catch (e) {
-    if (e instanceof PermanentError && !stopping.aborted) return fail(ctx, j, e.message);
-    await ctx.db
-      .update(vodOutputChunks)
-      .set(lease.release())
-      .where(and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID)))
-      .catch(() => {});
-    throw e;
-  } finally {
-    stopping.removeEventListener('abort', stop);
-    clearInterval(heartbeat);
-    abort.abort();
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
-  }
+  });
 }
 
 async function download(ctx: PlatformContext, key: string, path: string): Promise<void> {
@@ -290,20 +273,18 @@ async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping: AbortS
     .returning();
   if (!claimed) return;
   const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID));
-  const heartbeat = setInterval(
-    () =>
-      void ctx.db
-        .update(vodOutputs)
-        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
-        .where(owned)
-        .catch(() => {}),
-    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
-  );
+  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  stopping.addEventListener('abort', stop);
-  try {
+  const held: LeasedWork = {
+    leaseMs,
+    renew: () => ctx.db.update(vodOutputs).set(lease.renew(leaseMs)).where(owned),
+    // Back to the parts' owner: the queue's retry (or the sweeper) stitches again from the stored parts.
+    giveBack: () => ctx.db.update(vodOutputs).set(lease.take(CHUNKED, CHUNKED_LEASE_MS)).where(owned),
+    stopping,
+    workDir,
+    ...failsPermanently(ctx, j),
+  };
+  await workUnderLease(held, async (signal) => {
     const parts = await ctx.db.select().from(vodOutputChunks).where(partsOf(j)).orderBy(asc(vodOutputChunks.index));
     if (parts.length === 0 || parts.some((p) => p.status !== 'Available')) {
       // Not every part is done (a stitch sent twice, the output started over): the parts' own jobs go on.
@@ -311,7 +292,6 @@ async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping: AbortS
       return;
     }
     const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
-    await rm(workDir, { recursive: true, force: true });
     const partsDir = join(workDir, 'parts');
     await mkdir(partsDir, { recursive: true });
     const chunks: { chunk: SourceChunk; file: string }[] = [];
@@ -347,7 +327,7 @@ async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping: AbortS
       tracks,
       preset,
       outDir: join(workDir, 'out'),
-      signal: abort.signal,
+      signal,
       encryption,
       publish: outputPublisher(ctx, prefix, ids, owned, sourceMs),
       chunks,
@@ -359,21 +339,7 @@ async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping: AbortS
     await completeOutput(ctx, j, output.preset, asset.preset, asset.durationMilliseconds, join(workDir, 'out'), result, ids);
     await ctx.db.delete(vodOutputChunks).where(partsOf(j));
     await ctx.store.deletePrefix(outputWorkPrefix(j.tenantId, j.assetId, j.outputId));
-  } catch (e) {
-    if (e instanceof PermanentError && !stopping.aborted) return fail(ctx, j, e.message);
-    // Back to the parts' owner: the queue's retry (or the sweeper) stitches again from the stored parts.
-    await ctx.db
-      .update(vodOutputs)
-      .set(lease.take(CHUNKED, CHUNKED_LEASE_MS))
-      .where(owned)
-      .catch(() => {});
-    throw e;
-  } finally {
-    stopping.removeEventListener('abort', stop);
-    clearInterval(heartbeat);
-    abort.abort();
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
-  }
+  });
 }
 
 /** Queues the stitch of an output whose parts are all done but whose stitching worker died (the sweeper). */
