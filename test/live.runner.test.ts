@@ -8,7 +8,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { liveMedia } from '../src/modules/live/media.ts';
-import { ChannelRunner, startChannelRunner } from '../src/modules/live/runner.ts';
+import { ChannelRunner, startChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
 import { framePixels } from './helpers/live.ts';

@@ -12,7 +12,9 @@ import { recordEvent } from '../../../platform/events.ts';
 import { keyModeOf, outputEncryption } from '../../drm/index.ts';
 import { presetById } from '../../transcoder/index.ts';
 import { outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
-import { restitch, startChunked, startChunkWorkers, sweepChunks } from './chunked.ts';
+import { startChunked } from './chunked/split.ts';
+import { restitch } from './chunked/stitch.ts';
+import { startChunkWorkers, sweepChunks } from './chunked/workers.ts';
 import {
   completeOutput,
   fail,
@@ -101,7 +103,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
     await ctx.store.deletePrefix(outputWorkPrefix(j.tenantId, j.assetId, j.outputId));
     const sourceMs = file.durationMs ?? asset.durationMilliseconds ?? 0;
     const threshold = ctx.config.chunkThresholdSeconds;
-    // A long source goes to every worker in chunks (chunked.ts); its output is then the stitch's to finish.
+    // A long source goes to every worker in chunks (chunked/); its output is then the stitch's to finish.
     if (threshold > 0 && sourceMs > threshold * 1000 && chunkable(preset)) return await startChunked(ctx, j, source, sourceMs, preset);
     // The asset's id is its DRM content id: every protected output of the asset shares its keys (one, or AudioVideoKeys' two).
     const encryption = preset.protection
