@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '../test/helpers/until.ts';
-import { freePort, json, md5File, writeSource } from './upload.ts';
+import { freePort, json, startBenchServer } from './server.ts';
+import { md5File, writeSource } from './upload.ts';
 
 /** A static file server in a process of its own: the origin both clients fetch from, so neither pays for serving. */
 const ORIGIN = `
@@ -46,40 +47,14 @@ export async function run(): Promise<void> {
       { timeoutMs: 30_000, everyMs: 100, what: 'the origin to start' },
     );
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const server = spawn(
-      process.execPath,
-      [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/hh-prof'] : []), '--import', 'tsx', 'src/cli.ts', 'serve'],
-      {
-        cwd: new URL('..', import.meta.url).pathname,
-        env: {
-          ...process.env,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          MEDIAPLANE_DATA_DIR: dataDir,
-          MEDIAPLANE_ADMIN_TOKEN: 'bench',
-          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-          DATABASE_URL: '',
-          MEDIAPLANE_STORAGE_URL: '',
-          MEDIAPLANE_PUBLIC_URL: base,
-          MEDIAPLANE_FETCH_ALLOW_PRIVATE: 'true',
-        },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
-    children.push(server);
-    await until(
-      () =>
-        fetch(`${base}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      Boolean,
-      { timeoutMs: 120_000, everyMs: 200, what: 'the server to start' },
-    );
-    const tenant = await json('POST', `${base}/admin/v1/tenants`, { name: 'bench' }, { authorization: 'Bearer bench' });
-    const headers = { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id };
+    const server = await startBenchServer({
+      dataDir,
+      nodeFlags: process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/hh-prof'] : [],
+      env: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', MEDIAPLANE_FETCH_ALLOW_PRIVATE: 'true' },
+      timeoutMs: 120_000,
+    });
+    children.push(server.child);
+    const { base, headers } = server;
 
     // The fixed cost of an import (the job's start, ffprobe, the database), as the time of a 1000-byte one.
     const importOf = async (from: string) => {

@@ -1,11 +1,11 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@mediaplane/sdk';
 import { nodeFetch } from '@mediaplane/sdk/node';
-import { until } from '../test/helpers/until.ts';
-import { curlParts, freePort, json, md5File, writeSource } from './upload.ts';
+import { json, startBenchServer, type BenchServer } from './server.ts';
+import { curlParts, md5File, writeSource } from './upload.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -24,7 +24,7 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-sdk-'));
   const source = join(dir, 'source.bin');
   const partsDir = join(dir, 'parts');
-  let server: ReturnType<typeof spawn> | undefined;
+  let server: BenchServer | undefined;
   try {
     // The CLI is timed as users run it: compiled (dist/), built now if the sources changed since.
     execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
@@ -32,33 +32,10 @@ export async function run(): Promise<void> {
     const size = statSync(source).size;
     execFileSync('cat', [source], { stdio: ['ignore', 'ignore', 'inherit'] }); // into the page cache
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     const dataDir = join(dir, 'data');
-    server = spawn(process.execPath, ['bin/mediaplane.js', 'serve'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MEDIAPLANE_DATA_DIR: dataDir,
-        MEDIAPLANE_ADMIN_TOKEN: 'bench',
-        LOG_LEVEL: 'warn',
-        DATABASE_URL: '',
-        MEDIAPLANE_STORAGE_URL: '',
-        MEDIAPLANE_PUBLIC_URL: base,
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
     // A first start creates the database: half a minute on a quiet machine, longer on a busy one.
-    const up = () =>
-      fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-    await until(up, Boolean, { timeoutMs: 300_000, everyMs: 250, what: 'the server to start' });
-    const tenant = await json('POST', `${base}/admin/v1/tenants`, { name: 'bench' }, { authorization: 'Bearer bench' });
-    const headers = { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id };
+    server = await startBenchServer({ dataDir, entry: 'built', timeoutMs: 300_000, everyMs: 250 });
+    const { base, headers, tenant } = server;
     const client = createClient({ baseUrl: base, tenantId: tenant.id, apiKey: tenant.apiKey.key });
     const overHttp = createClient({ baseUrl: base, tenantId: tenant.id, apiKey: tenant.apiKey.key, fetch: nodeFetch });
     const stored = (fileKey: string) => join(dataDir, 'objects', fileKey);
@@ -155,10 +132,7 @@ export async function run(): Promise<void> {
     );
     console.log(`  load average ${readLoad()}`);
   } finally {
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-    }
+    await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

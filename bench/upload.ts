@@ -2,10 +2,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { until } from '../test/helpers/until.ts';
+import { json, startBenchServer, type BenchServer } from './server.ts';
 import { buildNativeReceiver, kernelShareOfOpenSsl, startNativeReceiver } from './native-receiver.ts';
 
 /**
@@ -26,7 +25,7 @@ export async function run(): Promise<void> {
   const source = join(dir, media ? 'source.mkv' : 'source.bin');
   const dataDir = join(dir, 'data');
   const partsDir = join(dir, 'parts');
-  let server: ReturnType<typeof spawn> | undefined;
+  let server: BenchServer | undefined;
   let warmRate = 0;
   let partSize = 0;
   try {
@@ -49,42 +48,19 @@ export async function run(): Promise<void> {
     const mb = size / 1e6;
     const ddRate = mb / ddSeconds;
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    server = spawn(
-      process.execPath,
-      [
+    server = await startBenchServer({
+      dataDir,
+      nodeFlags: [
         ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
         ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-        '--import',
-        'tsx',
-        'src/cli.ts',
-        'serve',
       ],
-      {
-        cwd: new URL('..', import.meta.url).pathname,
-        env: {
-          ...process.env,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          MEDIAPLANE_DATA_DIR: dataDir,
-          MEDIAPLANE_ADMIN_TOKEN: 'bench',
-          LOG_LEVEL: 'warn',
-          DATABASE_URL: '',
-          MEDIAPLANE_STORAGE_URL: '',
-          MEDIAPLANE_PUBLIC_URL: base,
-        },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
-    await waitUp(base);
-    const tenant = await json('POST', `${base}/admin/v1/tenants`, { name: 'bench' }, { authorization: 'Bearer bench' });
-    const headers = { 'x-api-key': tenant.apiKey.key, 'x-tenant-id': tenant.id };
+    });
+    const { base, headers, port } = server;
     // Warm the route once so that the baseline memory includes what any request costs.
     await json('GET', `${base}/vod/v1/files`, undefined, headers);
 
-    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server!.pid}/status`, 'utf8'))![1]) * 1024;
-    const cpu = () => processCpu(server!.pid!);
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server!.child.pid}/status`, 'utf8'))![1]) * 1024;
+    const cpu = () => processCpu(server!.child.pid!);
     const rssBefore = rss();
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 20);
@@ -95,7 +71,7 @@ export async function run(): Promise<void> {
     console.log(`  dd (conv=fdatasync)   ${ddRate.toFixed(0).padStart(6)} MB/s  (best of ${ddRuns.map((x) => `${(mb / x).toFixed(0)}`).join(', ')} MB/s)`);
     for (const label of ['first upload after start', 'second upload (warm)']) {
       const cpuBefore = cpu();
-      const threadsBefore = threadCpu(server!.pid!);
+      const threadsBefore = threadCpu(server!.child.pid!);
       let clientCpuBefore = clientCpu();
       let t0 = performance.now();
       const start = await json('POST', `${base}/vod/v1/files/start`, { name: basename(source), friendlyName: 'bench', fileSize: size }, headers);
@@ -136,7 +112,7 @@ export async function run(): Promise<void> {
       );
       console.log(`    client CPU          ${clientSeconds.toFixed(2)} s (${client}, and this process's RSS sampling)`);
       if (process.env.BENCH_THREADS) {
-        const after = threadCpu(server!.pid!);
+        const after = threadCpu(server!.child.pid!);
         for (const [name, seconds] of after) console.log(`      thread ${name}: ${(seconds - (threadsBefore.get(name) ?? 0)).toFixed(2)} s`);
       }
     }
@@ -146,14 +122,10 @@ export async function run(): Promise<void> {
       `  server RSS            ${(rssBefore / 1e6).toFixed(0)} MB before, ${(rssPeak / 1e6).toFixed(0)} MB peak: +${((rssPeak - rssBefore) / 1e6).toFixed(1)} MB`,
     );
     console.log(`  stored bytes identical to the source both times (md5 ${sourceMd5})`);
-    server.kill('SIGTERM');
-    await new Promise((r) => server!.once('exit', r));
+    await server.stop();
     if (client === 'curl') await nativeReference({ dir, partsDir, size, partSize, sourceMd5, port, ddRate, warmRate });
   } finally {
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-    }
+    await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -331,38 +303,5 @@ function putPart(url: string, file: string, start: number, length: number): Prom
     });
     req.on('error', reject);
     createReadStream(file, { start, end: start + length - 1, highWaterMark: 1024 * 1024 }).pipe(req);
-  });
-}
-
-export async function json(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
-  const res = await fetch(url, {
-    method,
-    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
-const waitUp = (base: string) =>
-  until(
-    () =>
-      fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    Boolean,
-    { timeoutMs: 60_000, everyMs: 200, what: 'the server to start' },
-  );
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
   });
 }

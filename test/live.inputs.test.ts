@@ -6,7 +6,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
 import { liveMedia } from '../src/modules/live/media.ts';
-import { ChannelRunner } from '../src/modules/live/runner.ts';
+import { ChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
 import { framePixels } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';

@@ -10,7 +10,7 @@ import { events } from '../src/db/events.ts';
 import { ffmpegPath, runFfprobe } from '../src/media/ffmpeg.ts';
 import { liveMedia, type RestreamDestination, type RestreamDestinationOptions, type RestreamSource } from '../src/modules/live/media.ts';
 import { ChannelRestreams } from '../src/modules/live/restreams.ts';
-import { ChannelRunner } from '../src/modules/live/runner.ts';
+import { ChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
 import { pushRtmp } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';

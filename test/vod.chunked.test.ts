@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { frameAt, makeClip, makeImage, meanColor, tempDir } from './helpers/media.ts';
-import { describeEachDb, freshStorage, itOnDb, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
+import { describeEachDb, freshStorage, itOnDb, oneDb, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { freePort, mediaplane, waitReady, type Run } from './helpers/process.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
@@ -96,6 +96,9 @@ describeEachDb('VOD chunked transcoding', (kind) => {
   let logoUrl = '';
   let receiver: WebhookReceiver;
   const twoProcesses = kind === 'postgres';
+  // What a player sees (hls.js across the chunk borders) is the media's, whichever database: on one of them. The
+  // continuity of every rung (ffprobe) and the overlay's pixels stay on both.
+  const players = kind === oneDb('postgres');
 
   /** A worker process (on PGlite the one process, serving the API too). */
   async function startWorker(): Promise<Run> {
@@ -165,7 +168,7 @@ describeEachDb('VOD chunked transcoding', (kind) => {
     logos = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png));
     await new Promise<void>((r) => logos.listen(0, '127.0.0.1', r));
     logoUrl = `http://127.0.0.1:${(logos.address() as AddressInfo).port}/logo.png`;
-    [browser, page] = await Promise.all([launchBrowser(), servePlayerPage()]);
+    if (players) [browser, page] = await Promise.all([launchBrowser(), servePlayerPage()]);
   }, 240_000);
 
   afterAll(async () => {
@@ -254,7 +257,7 @@ describeEachDb('VOD chunked transcoding', (kind) => {
       const [r, g, b] = meanColor(await frameAt(top, at), 24, 24);
       expect(r > 180 && g < 80 && b < 80, `overlay at ${at} s: ${r},${g},${b}`).toBe(red);
     }
-    await playsAcrossBorders(hls.url);
+    if (players) await playsAcrossBorders(hls.url);
     // Nothing of the parts is left behind: neither their rows nor their files.
     if (storage.databaseUrl) {
       const c = new pg.Client({ connectionString: storage.databaseUrl });

@@ -30,7 +30,7 @@ export function describeOnDb(kind: DbKind, name: string, fn: (kind: DbKind) => v
   describe(`${name} [${oneDb(kind)}]`, () => fn(oneDb(kind)));
 }
 
-const oneDb = (kind: DbKind): DbKind => (DATABASES.includes(kind) ? kind : 'pglite');
+export const oneDb = (kind: DbKind): DbKind => (DATABASES.includes(kind) ? kind : 'pglite');
 
 /**
  * Inside `describeEachDb`: a test whose database work the file's other tests (or an API test) cover on both databases

@@ -1,9 +1,14 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { and, eq, sql } from 'drizzle-orm';
 import { pgTable, text } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lease from '../../src/db/lease.ts';
+import { workUnderLease, type LeasedWork } from '../../src/db/leasedWork.ts';
 
 const rows = pgTable('leased', { id: text('id').primaryKey(), ...lease.leaseColumns() });
 const REF = { owner: rows.leaseOwner, until: rows.leaseUntil };
@@ -66,4 +71,53 @@ it('hands a row held by the hand-off owner to the first who asks', async () => {
   expect(await claim('q', 'a')).toHaveLength(0);
   expect(await claim('q', 'a', 'queued')).toHaveLength(1);
   expect(await claim('q', 'b', 'queued')).toHaveLength(0);
+});
+
+describe('workUnderLease', () => {
+  class Permanent extends Error {}
+  const held = (stopping: AbortSignal, log: string[]): LeasedWork => ({
+    leaseMs: 30,
+    renew: async () => void log.push('renew'),
+    giveBack: async () => void log.push('giveBack'),
+    stopping,
+    workDir: join(tmpdir(), `leased-${process.pid}-${Math.random().toString(36).slice(2)}`),
+    isPermanent: (e) => e instanceof Permanent,
+    fail: async (e) => void log.push(`fail: ${e.message}`),
+  });
+
+  it('renews the lease while the work runs in an empty directory, and removes the directory after', async () => {
+    const log: string[] = [];
+    const w = held(new AbortController().signal, log);
+    await workUnderLease(w, async () => {
+      await writeFile(join(w.workDir, 'f'), 'x');
+      while (log.filter((l) => l === 'renew').length < 2) await new Promise((r) => setTimeout(r, 5));
+    });
+    expect(log).not.toContain('giveBack');
+    expect(existsSync(w.workDir)).toBe(false);
+  });
+
+  it('gives the row back and rethrows for a retry; a permanent failure is failed instead, unless the process stops', async () => {
+    const log: string[] = [];
+    await expect(workUnderLease(held(new AbortController().signal, log), () => Promise.reject(new Error('transient')))).rejects.toThrow('transient');
+    expect(log).toEqual(['giveBack']);
+    log.length = 0;
+    await workUnderLease(held(new AbortController().signal, log), () => Promise.reject(new Permanent('bad source')));
+    expect(log).toEqual(['fail: bad source']);
+    log.length = 0;
+    const stopping = new AbortController();
+    const w = held(stopping.signal, log);
+    const run = workUnderLease(
+      w,
+      (signal) =>
+        new Promise((_, reject) => {
+          const killed = () => reject(new Permanent('killed'));
+          if (signal.aborted) killed();
+          else signal.addEventListener('abort', killed);
+        }),
+    );
+    stopping.abort();
+    await expect(run).rejects.toThrow('killed');
+    expect(log).toEqual(['giveBack']);
+    expect(existsSync(w.workDir)).toBe(false);
+  });
 });

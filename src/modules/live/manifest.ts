@@ -6,7 +6,7 @@ import { LIVE_EVENT_TYPES } from './events.ts';
 import { liveEventRoutes } from './events/routes.ts';
 import { startEventScheduler } from './events/scheduler.ts';
 import { liveChannelRoutes } from './routes.ts';
-import { startChannelRunner } from './runner.ts';
+import { startChannelRunner } from './runner/channelRunner.ts';
 
 /**
  * Live channels: `/live/v1/channels`, their outputs under `/media/live`, the channel runner of the `live` role, and

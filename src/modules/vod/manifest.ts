@@ -1,7 +1,7 @@
 import type { PlatformModule } from '../../platform/module.ts';
 import { vodPlayables } from './assets/playable.ts';
 import { registerVodDelivery } from './assets/delivery.ts';
-import { chunkJob, stitchJob } from './assets/chunked.ts';
+import { chunkJob, stitchJob } from './assets/chunked/parts.ts';
 import { startAssetWorkers, transcodeJob } from './assets/jobs.ts';
 import { vodAssetRoutes } from './assets/routes.ts';
 import { VOD_EVENT_TYPES } from './eventTypes.ts';

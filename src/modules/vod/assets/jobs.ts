@@ -1,9 +1,9 @@
-import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { and, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import * as lease from '../../../db/lease.ts';
+import { workUnderLease, type LeasedWork } from '../../../db/leasedWork.ts';
 import { defineJob } from '../../../jobs/queue.ts';
 import { chunkable } from '../../../media/chunks.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
@@ -12,10 +12,13 @@ import { recordEvent } from '../../../platform/events.ts';
 import { keyModeOf, outputEncryption } from '../../drm/index.ts';
 import { presetById } from '../../transcoder/index.ts';
 import { outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
-import { restitch, startChunked, startChunkWorkers, sweepChunks } from './chunked.ts';
+import { startChunked } from './chunked/split.ts';
+import { restitch } from './chunked/stitch.ts';
+import { startChunkWorkers, sweepChunks } from './chunked/workers.ts';
 import {
   completeOutput,
   fail,
+  failsPermanently,
   LEASE,
   MAX_ATTEMPTS,
   outputWhere,
@@ -65,22 +68,19 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
   const output = await claim(ctx, j);
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
-  // Three renewals per lease: one lost to a slow database does not lose the claim.
-  const heartbeat = setInterval(
-    () => {
-      void ctx.db
-        .update(vodOutputs)
-        .set(lease.renew(ctx.config.transcodeLeaseSeconds * 1000))
-        .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
-        .catch(() => {});
-    },
-    (ctx.config.transcodeLeaseSeconds * 1000) / 3,
-  );
+  const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID));
+  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  stopping.addEventListener('abort', stop);
-  try {
+  const held: LeasedWork = {
+    leaseMs,
+    renew: () => ctx.db.update(vodOutputs).set(lease.renew(leaseMs)).where(owned),
+    // Let the queue retry; release the claim so the retry can take it at once.
+    giveBack: () => ctx.db.update(vodOutputs).set(lease.release()).where(owned),
+    stopping,
+    workDir,
+    ...failsPermanently(ctx, j),
+  };
+  await workUnderLease(held, async (signal) => {
     const [asset] = await ctx.db.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
     const preset = presetById(output.preset);
     if (!asset || !preset) throw new PermanentError(!asset ? 'The asset was deleted' : `Preset ${output.preset} no longer exists`);
@@ -97,22 +97,19 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
     const file = (await loadSourceFiles(ctx.db, j.tenantId, [source.fileId])).get(source.fileId);
     if (!file) throw new PermanentError(`Source file ${source.fileId} was deleted`);
 
-    await rm(workDir, { recursive: true, force: true });
-    await mkdir(workDir, { recursive: true });
     const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
     // A previous attempt may have left part of its output: start from an empty prefix so no file is orphaned.
     await ctx.store.deletePrefix(prefix);
     await ctx.store.deletePrefix(outputWorkPrefix(j.tenantId, j.assetId, j.outputId));
     const sourceMs = file.durationMs ?? asset.durationMilliseconds ?? 0;
     const threshold = ctx.config.chunkThresholdSeconds;
-    // A long source goes to every worker in chunks (chunked.ts); its output is then the stitch's to finish.
+    // A long source goes to every worker in chunks (chunked/); its output is then the stitch's to finish.
     if (threshold > 0 && sourceMs > threshold * 1000 && chunkable(preset)) return await startChunked(ctx, j, source, sourceMs, preset);
     // The asset's id is its DRM content id: every protected output of the asset shares its keys (one, or AudioVideoKeys' two).
     const encryption = preset.protection
       ? await outputEncryption(ctx, j.tenantId, j.assetId, preset.protection.scheme, keyModeOf(asset.drmKeyMode))
       : undefined;
     const transcodeStarted = performance.now();
-    const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID));
     const progress = progressWriter(ctx, j.tenantId, j.assetId, j.outputId, owned);
     const mediaMs = sourceMs;
     const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, keyId: encryption?.keyId, drmKeyMode: keyModeOf(asset.drmKeyMode) };
@@ -128,7 +125,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
       preset,
       overlays: await placeOverlays(ctx, j, output.overlays, workDir),
       outDir: workDir,
-      signal: abort.signal,
+      signal,
       onProgress: progress.report,
       encryption,
       // Playable while it encodes: growing playlists and segments go to the store as ffmpeg writes them.
@@ -142,21 +139,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
     await progress.settled();
 
     await completeOutput(ctx, j, output.preset, asset.preset, asset.durationMilliseconds, workDir, result, ids);
-  } catch (e) {
-    if (e instanceof PermanentError && !stopping.aborted) return fail(ctx, j, e.message);
-    // Let the queue retry; release the claim so the retry can take it at once.
-    await ctx.db
-      .update(vodOutputs)
-      .set(lease.release())
-      .where(and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID)))
-      .catch(() => {});
-    throw e;
-  } finally {
-    stopping.removeEventListener('abort', stop);
-    clearInterval(heartbeat);
-    abort.abort();
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
-  }
+  });
 }
 
 /**

@@ -57,6 +57,12 @@ export async function fail(ctx: PlatformContext, j: TranscodeJob, message: strin
 /** Errors that retrying cannot fix: the source or the request is wrong. */
 export class PermanentError extends Error {}
 
+/** For `workUnderLease` (db/leasedWork.ts): a `PermanentError` fails the output instead of being retried. */
+export const failsPermanently = (ctx: PlatformContext, j: TranscodeJob) => ({
+  isPermanent: (e: unknown) => e instanceof PermanentError,
+  fail: (e: Error) => fail(ctx, j, e.message),
+});
+
 /** Overlay pictures are small images or clips; anything larger is refused rather than downloaded. */
 const OVERLAY_MAX_BYTES = 64 * 1024 * 1024;
 const OVERLAY_TIMEOUT_MS = 30_000;

@@ -1,26 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { and, eq } from 'drizzle-orm';
-import type { Logger } from '../../platform/logger.ts';
-import type { PlatformContext } from '../../context.ts';
-import { ChannelRun } from './channelRun.ts';
-import { claimChannels, finishOrphanStops, releaseLeases, renewLeases } from './lease.ts';
-import { ChannelInputs } from './inputs.ts';
-import { liveMedia, type LiveMedia, type LivePipelineEvent } from './media.ts';
-import { MinuteStatsBook } from './minuteStats.ts';
-import type { ChannelRow } from './present.ts';
-import { ChannelRestreams } from './restreams.ts';
-import { writeChange, type Change } from './runnerChanges.ts';
-import { recordLiveEvent } from './service.ts';
-import { recordChannelStats } from './stats.ts';
-import { liveChannels } from './tables.ts';
-import { TimelineWriter } from './timelineWriter.ts';
-import { LIVE_RUNNER_CHANNEL } from './wake.ts';
-import { listenForCommits } from '../../platform/wakeup.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { PlatformContext } from '../../../context.ts';
+import { listenForCommits } from '../../../platform/wakeup.ts';
+import { ChannelRun } from '../channelRun.ts';
+import { claimChannels, releaseLeases, renewLeases } from '../lease.ts';
+import { ChannelInputs } from '../inputs.ts';
+import { liveMedia, type LiveMedia } from '../media.ts';
+import type { ChannelRow } from '../present.ts';
+import { ChannelRestreams } from '../restreams.ts';
+import { TimelineWriter } from '../timelineWriter.ts';
+import { LIVE_RUNNER_CHANNEL } from '../wake.ts';
+import { RunnerBatch } from './batch.ts';
+import { onPipelineEvent, setInputState, type PipelineEventSink } from './pipelineEvents.ts';
 
-const STATS_FLUSH_MS = 10_000;
-/** How often a live process looks for channels a dead owner left `Stopping`. */
-const ORPHAN_SWEEP_MS = 5_000;
 /** A change worth writing soon (the first segment, an input lost) is written within this, not at the next pass. */
 const SOON_MS = 50;
 
@@ -41,9 +34,7 @@ export interface RunnerOptions {
 export class ChannelRunner {
   private readonly runs = new Map<string, ChannelRun>();
   private readonly byKey = new Map<string, ChannelRun>();
-  private readonly changes: Change[] = [];
   private readonly background = new Set<Promise<void>>();
-  private readonly book = new MinuteStatsBook();
   /** Runs of a channel still stopping here: a new run of the same channel waits for them (they share a work directory). */
   private readonly ending = new Map<string, Promise<void>>();
   private readonly inputs: ChannelInputs;
@@ -52,11 +43,13 @@ export class ChannelRunner {
   /** A change committed while a pass ran (which may have read the channels before it): another pass follows at once. */
   private woken = false;
   private closed = false;
-  private lastFlush = Date.now();
-  private lastSweep = 0;
   readonly owner: string;
   private readonly log: Logger;
   private readonly timeline: TimelineWriter;
+  /** The changes and statistics written in batches (runner/batch.ts). */
+  private readonly batch: RunnerBatch;
+  /** Where the pipelines' events go (runner/pipelineEvents.ts). */
+  private readonly sink: PipelineEventSink;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -70,10 +63,12 @@ export class ChannelRunner {
       owner: this.owner,
     });
     this.timeline = new TimelineWriter(ctx, this.log.child({ component: 'timeline' }));
+    this.batch = new RunnerBatch(ctx, this.owner, this.log);
+    this.sink = { timeline: this.timeline, push: (c) => this.batch.push(c), poke: () => this.poke() };
     this.inputs = new ChannelInputs(ctx, media, this.log, {
       run: (id) => this.runs.get(id),
       runByKey: (key) => this.byKey.get(key),
-      setInputState: (run, connected) => this.setInputState(run, connected),
+      setInputState: (run, connected) => setInputState(this.sink, run, connected),
       catchUp: () => this.catchUp(),
       owner: this.owner,
     });
@@ -129,7 +124,7 @@ export class ChannelRunner {
         this.passing = undefined;
         const again = this.woken;
         this.woken = false;
-        this.schedule(again ? 0 : this.changes.length ? SOON_MS : this.ctx.config.live.pollMs);
+        this.schedule(again ? 0 : this.batch.pending ? SOON_MS : this.ctx.config.live.pollMs);
       });
     return this.passing;
   }
@@ -166,14 +161,14 @@ export class ChannelRunner {
       if (lost && !lost.stopping) this.drop(lost, 'lease lost');
       if (!this.runs.has(row.id)) this.launch(row);
     }
-    await this.writeChanges();
+    await this.batch.write(this.runs.values(), (run) => this.forget(run));
     let connected = 0;
     for (const run of this.runs.values()) {
-      this.book.sample(run);
+      this.batch.book.sample(run);
       if (run.inputConnected) connected++;
     }
     this.ctx.metrics.setLiveChannels(connected, this.runs.size - connected);
-    if (Date.now() - this.lastFlush >= STATS_FLUSH_MS) await this.flushStats();
+    if (this.batch.statsDue) await this.batch.flushStats();
   }
 
   private launch(row: ChannelRow): void {
@@ -188,7 +183,7 @@ export class ChannelRunner {
       },
       onNotice: (notice) => {
         if (run.stopping) return;
-        this.changes.push({ kind: 'restream', run, notice });
+        this.batch.push({ kind: 'restream', run, notice });
         this.poke();
       },
     });
@@ -201,7 +196,7 @@ export class ChannelRunner {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
         if (run.pushed) await this.inputs.ensureIngest();
-        await run.start(this.media, (e) => this.onPipelineEvent(run, e), await this.timeline.nextNumbers(row.id));
+        await run.start(this.media, (e) => onPipelineEvent(this.sink, run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
         if (run.slots.size && run.pushed) this.inputs.selectInput(run);
         if (run.pushed && !run.stopping) this.inputs.startRelays(run);
@@ -212,7 +207,7 @@ export class ChannelRunner {
         run.stopping = true;
         this.byKey.delete(run.streamKey);
         await run.stop().catch(() => {});
-        this.changes.push({
+        this.batch.push({
           kind: 'error',
           row,
           run,
@@ -251,9 +246,9 @@ export class ChannelRunner {
     this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run, true);
-      this.book.sample(run);
+      this.batch.book.sample(run);
       // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
-      this.changes.push({ kind: 'off', row, run });
+      this.batch.push({ kind: 'off', row, run });
       this.poke();
     });
   }
@@ -266,7 +261,7 @@ export class ChannelRunner {
     this.inputs.release(run.id);
     this.track(async () => {
       await this.end(run);
-      this.book.sample(run);
+      this.batch.book.sample(run);
     });
   }
 
@@ -294,92 +289,9 @@ export class ChannelRunner {
     if (this.byKey.get(run.streamKey) === run) this.byKey.delete(run.streamKey);
   }
 
-  private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
-    // Every published segment is on the timeline, also the last ones of a run that is stopping.
-    if (e.type === 'segment') this.timeline.push(run.tenantId, run.id, e);
-    if (run.stopping) return;
-    switch (e.type) {
-      case 'segment':
-        if (run.producing) return;
-        run.producing = true;
-        if (run.status === 'Starting') {
-          this.changes.push({ kind: 'on', run });
-          this.poke();
-        }
-        return;
-      case 'input.connected':
-      case 'input.lost':
-        return this.setInputState(run, e.type === 'input.connected');
-      case 'encoder.failed':
-        this.changes.push({
-          kind: 'encoder',
-          run,
-          failed: true,
-          message: e.message,
-        });
-        return this.poke();
-      case 'encoder.recovered':
-        this.changes.push({ kind: 'encoder', run, failed: false });
-        return this.poke();
-    }
-  }
-
-  private setInputState(run: ChannelRun, connected: boolean): void {
-    if (run.inputConnected === connected) return;
-    run.inputConnected = connected;
-    this.changes.push({ kind: 'input', run, connected });
-    this.poke();
-  }
-
   /** The ingest's key check at connect (see ChannelInputs.authorize). */
   authorize(streamName: string, remoteAddress: string, how: { relayed: boolean } = { relayed: false }): ReturnType<ChannelInputs['authorize']> {
     return this.inputs.authorize(streamName, remoteAddress, how);
-  }
-
-  /** Every change seen since the last pass, with its event, in one transaction; kept for the next pass if it fails. */
-  private async writeChanges(): Promise<void> {
-    const { db } = this.ctx;
-    const sweep = Date.now() - this.lastSweep >= ORPHAN_SWEEP_MS;
-    const dirty = [...this.runs.values()].filter((r) => r.restreamsDirty && !r.stopping);
-    if (!this.changes.length && !sweep && !dirty.length) return;
-    if (sweep) this.lastSweep = Date.now();
-    const batch = this.changes.splice(0);
-    for (const r of dirty) r.restreamsDirty = false;
-    try {
-      await db.transaction(async (tx) => {
-        for (const c of batch) await writeChange(tx, this.owner, c);
-        for (const r of dirty) {
-          if (r.restreams)
-            await tx
-              .update(liveChannels)
-              .set({ restreamStatus: r.restreams.statuses() })
-              .where(and(eq(liveChannels.id, r.id), eq(liveChannels.leaseOwner, this.owner)));
-        }
-        for (const row of sweep ? await finishOrphanStops(tx) : []) {
-          await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {
-            id: row.id,
-            status: 'Off',
-            previousStatus: 'Stopping',
-          });
-        }
-      });
-    } catch (err) {
-      this.changes.unshift(...batch);
-      for (const r of dirty) r.restreamsDirty = true;
-      throw err;
-    }
-    for (const c of batch) if ((c.kind === 'off' || c.kind === 'error') && c.run) this.forget(c.run);
-  }
-
-  private async flushStats(): Promise<void> {
-    this.lastFlush = Date.now();
-    const rows = this.book.take();
-    try {
-      await recordChannelStats(this.ctx.db, rows);
-    } catch (err) {
-      this.book.giveBack(rows);
-      this.log.warn({ err }, 'live statistics not written; kept for the next flush');
-    }
   }
 
   /** Stops every pipeline and gives the leases back: the channels stay `On`, and another live process takes them. */
@@ -393,10 +305,10 @@ export class ChannelRunner {
       this.forget(run);
     }
     await Promise.all(runs.map((run) => run.stop().catch((err) => this.log.warn({ err, channelId: run.id }, 'live pipeline did not stop cleanly'))));
-    for (const run of runs) this.book.sample(run);
+    for (const run of runs) this.batch.book.sample(run);
     await Promise.all([...this.background]);
-    await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
-    await this.flushStats();
+    await this.batch.write(this.runs.values(), (run) => this.forget(run)).catch((err) => this.log.warn({ err }, 'live changes not written at close'));
+    await this.batch.flushStats();
     await this.timeline.close();
     await releaseLeases(this.ctx.db, this.owner).catch(() => {});
     await this.inputs.close();
