@@ -12,6 +12,7 @@ import type { ChannelRow } from './present.ts';
 import { ChannelRestreams } from './restreams.ts';
 import { writeChange, type Change } from './runnerChanges.ts';
 import { recordLiveEvent } from './service.ts';
+import { adoptSession, closeOpenSessions, newSession } from './sessions.ts';
 import { recordChannelStats } from './stats.ts';
 import { liveChannels } from './tables.ts';
 import { TimelineWriter } from './timelineWriter.ts';
@@ -166,6 +167,7 @@ export class ChannelRunner {
       if (lost && !lost.stopping) this.drop(lost, 'lease lost');
       if (!this.runs.has(row.id)) this.launch(row);
     }
+    this.endQuietSessions();
     await this.writeChanges();
     let connected = 0;
     for (const run of this.runs.values()) {
@@ -174,6 +176,29 @@ export class ChannelRunner {
     }
     this.ctx.metrics.setLiveChannels(connected, this.runs.size - connected);
     if (Date.now() - this.lastFlush >= STATS_FLUSH_MS) await this.flushStats();
+  }
+
+  /** Sessions whose input has been gone for the reconnect window end where the input's last segment ended. */
+  private endQuietSessions(): void {
+    const windowMs = this.ctx.config.live.autoRecordReconnectSeconds * 1000;
+    for (const run of this.runs.values()) {
+      const session = run.session;
+      if (!session || run.stopping || run.inputConnected || session.lostAt === undefined) continue;
+      if (Date.now() - session.lostAt < windowMs) continue;
+      this.changes.push({ kind: 'session', run, session, op: 'end' });
+      run.session = undefined;
+    }
+  }
+
+  /** A segment of the channel's input: it opens a session when none is on air, and moves the session's end. */
+  private sessionSegment(run: ChannelRun, e: Extract<LivePipelineEvent, { type: 'segment' }>): void {
+    if (!run.session) {
+      if (run.stopping) return;
+      run.session = newSession(e.startMs);
+      this.changes.push({ kind: 'session', run, session: run.session, op: 'open' });
+      this.poke();
+    }
+    run.session.segment(e.rendition, e.startMs, Math.round(e.durationSeconds * 1000));
   }
 
   private launch(row: ChannelRow): void {
@@ -200,6 +225,8 @@ export class ChannelRunner {
       try {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
+        // A session another process (or this one, before it lost the lease) left on air goes on if the input comes back.
+        run.session ??= await adoptSession(this.ctx, row.id);
         if (run.pushed) await this.inputs.ensureIngest();
         await run.start(this.media, (e) => this.onPipelineEvent(run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
@@ -252,6 +279,9 @@ export class ChannelRunner {
     this.track(async () => {
       await this.end(run, true);
       this.book.sample(run);
+      // The session ends with the channel, where the input's last segment (now published) ended.
+      if (run.session) this.changes.push({ kind: 'session', run, session: run.session, op: 'end' });
+      run.session = undefined;
       // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
       this.changes.push({ kind: 'off', row, run });
       this.poke();
@@ -297,6 +327,7 @@ export class ChannelRunner {
   private onPipelineEvent(run: ChannelRun, e: LivePipelineEvent): void {
     // Every published segment is on the timeline, also the last ones of a run that is stopping.
     if (e.type === 'segment') this.timeline.push(run.tenantId, run.id, e);
+    if (e.type === 'segment' && e.live) this.sessionSegment(run, e);
     if (run.stopping) return;
     switch (e.type) {
       case 'segment':
@@ -327,6 +358,15 @@ export class ChannelRunner {
   private setInputState(run: ChannelRun, connected: boolean): void {
     if (run.inputConnected === connected) return;
     run.inputConnected = connected;
+    // The session's reconnect window counts from the loss; an input back within it continues the session.
+    const session = run.session;
+    if (session && !connected && session.lostAt === undefined) {
+      session.lostAt = Date.now();
+      this.changes.push({ kind: 'session', run, session, op: 'lost' });
+    } else if (session && connected && session.lostAt !== undefined) {
+      session.lostAt = undefined;
+      this.changes.push({ kind: 'session', run, session, op: 'back' });
+    }
     this.changes.push({ kind: 'input', run, connected });
     this.poke();
   }
@@ -356,6 +396,7 @@ export class ChannelRunner {
               .where(and(eq(liveChannels.id, r.id), eq(liveChannels.leaseOwner, this.owner)));
         }
         for (const row of sweep ? await finishOrphanStops(tx) : []) {
+          await closeOpenSessions(tx, row.id);
           await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {
             id: row.id,
             status: 'Off',
@@ -394,6 +435,13 @@ export class ChannelRunner {
     }
     await Promise.all(runs.map((run) => run.stop().catch((err) => this.log.warn({ err, channelId: run.id }, 'live pipeline did not stop cleanly'))));
     for (const run of runs) this.book.sample(run);
+    // The channels go on elsewhere: their sessions too, if the input comes back within the window (it counts from now).
+    for (const run of runs) {
+      const session = run.session;
+      if (!session) continue;
+      session.lostAt ??= Date.now();
+      this.changes.push({ kind: 'session', run, session, op: 'lost' });
+    }
     await Promise.all([...this.background]);
     await this.writeChanges().catch((err) => this.log.warn({ err }, 'live changes not written at close'));
     await this.flushStats();
