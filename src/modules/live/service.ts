@@ -202,7 +202,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
       })
       .where(eq(liveChannels.id, id))
       .returning();
-    // Turned on (or off) during a session: the session on air follows (the Recorder looks at its sessions).
+    // Turned on during a session: the session on air is recorded too (the Recorder looks at its sessions).
     if (patch.autoRecord !== undefined) await followAutoRecord(tx, before.id, autoRecord);
     await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: Object.keys(patch) });
     await wakeLiveRunners(tx);

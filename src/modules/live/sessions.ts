@@ -102,8 +102,13 @@ export async function adoptSession(ctx: PlatformContext, channelId: string): Pro
 
 export const newSession = (startMs: number) => new LiveSession(newId(), startMs);
 
-/** A change of the channel's `autoRecord` applies to its session on air. */
+/**
+ * `autoRecord` turned on (or changed while on) applies to the session on air too: turned on during a show, the show is
+ * recorded from its start. Turned off, it applies from the next session: the one on air, whose recording may already
+ * run, keeps what it began with, so that its recording still ends with it.
+ */
 export async function followAutoRecord(tx: Queryable, channelId: string, autoRecord: AutoRecordRow): Promise<void> {
+  if (!autoRecord.enabled) return;
   await tx
     .update(s)
     .set({ autoRecord })
