@@ -218,5 +218,6 @@ describeEachDb('Recorder: automatic recording of live sessions', (kind) => {
       );
     }
     expect(log.filter((e) => e.type === 'recorder.recording.created').length).toBe(2);
-  });
+    // A hang guard (about 45 s on an idle machine): two channel runs, an MP4 output and an archive each.
+  }, 240_000);
 });
