@@ -124,6 +124,11 @@ interface LiveConfig {
    */
   retentionSeconds: number;
   /**
+   * A channel's on-air session (docs/decisions/live.md, "Sessions") goes on while its encoder has been gone for less
+   * than this: a dropped encoder that comes back within it continues the session (and its `autoRecord` recording).
+   */
+  autoRecordReconnectSeconds: number;
+  /**
    * How many rungs of a watermarked channel's ladder (`isWatermarkProtected`) get their two marked variants: each one
    * costs two more x264 encodes of its size (BENCHMARKS.md "watermark"). Chosen from the smallest rung of at least
    * 360p upwards, then downwards (src/modules/watermarking/channels.ts).
@@ -287,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       workDir: resolve(env.MEDIAPLANE_LIVE_WORK_DIR || resolve(dataDir, 'live-work')),
       eventLeadSeconds: int('MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS', env.MEDIAPLANE_LIVE_EVENT_LEAD_SECONDS, 30),
       retentionSeconds: positive('MEDIAPLANE_LIVE_RETENTION_SECONDS', env.MEDIAPLANE_LIVE_RETENTION_SECONDS, 3600),
+      autoRecordReconnectSeconds: positive('MEDIAPLANE_AUTORECORD_RECONNECT_SECONDS', env.MEDIAPLANE_AUTORECORD_RECONNECT_SECONDS, 60),
       watermarkRungs: positive('MEDIAPLANE_LIVE_WATERMARK_RUNGS', env.MEDIAPLANE_LIVE_WATERMARK_RUNGS, 2),
       captionModelsDir: resolve(env.MEDIAPLANE_CAPTION_MODELS_DIR || '/usr/share/pocketsphinx/model'),
     },

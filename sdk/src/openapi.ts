@@ -6360,6 +6360,23 @@ export interface operations {
             }[];
             hasVerticalOrientation?: boolean;
           }[];
+          autoRecord?: {
+            /** @description record every session (default false) */
+            enabled?: boolean;
+            archive?: {
+              enabled?: boolean;
+              /** @description seconds between the end of the recording and the archive */
+              delaySeconds?: number;
+              public?: boolean;
+              /** Format: date-time */
+              expirationDate?: string;
+            };
+            outputs?: {
+              preset: string;
+              /** Format: date-time */
+              expirationDate?: string;
+            }[];
+          };
         };
       };
     };
@@ -6901,6 +6918,23 @@ export interface operations {
             }[];
             hasVerticalOrientation?: boolean;
           }[];
+          autoRecord?: {
+            /** @description record every session (default false) */
+            enabled?: boolean;
+            archive?: {
+              enabled?: boolean;
+              /** @description seconds between the end of the recording and the archive */
+              delaySeconds?: number;
+              public?: boolean;
+              /** Format: date-time */
+              expirationDate?: string;
+            };
+            outputs?: {
+              preset: string;
+              /** Format: date-time */
+              expirationDate?: string;
+            }[];
+          };
         };
       };
     };
@@ -7453,6 +7487,19 @@ export interface operations {
             broadcastStandard: string | null;
             highestVideoResolution: string | null;
             specificationId: string;
+            autoRecord: {
+              enabled: boolean;
+              archive: {
+                enabled: boolean;
+                delaySeconds: number;
+                public: boolean;
+                expirationDate: string | null;
+              };
+              outputs: {
+                preset: string;
+                expirationDate: string | null;
+              }[];
+            };
           };
         };
       };

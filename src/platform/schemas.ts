@@ -41,3 +41,18 @@ export function withErrors<R extends Record<number, TSchema>>(responses: R) {
   const ref = Type.Ref('Error');
   return { ...responses, 400: ref, 401: ref, 403: ref, 404: ref, 409: ref };
 }
+
+/**
+ * A recording's `archive` and one of its `outputs[]` as they are asked for (spec part 1, "Create recording"): the
+ * Recorder's own request shapes, shared with the live channel's `autoRecord`, which asks for them for every session.
+ */
+export const RecordingArchiveRequest = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  delaySeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 2592000, description: 'seconds between the end of the recording and the archive' })),
+  public: Type.Optional(Type.Boolean()),
+  expirationDate: Type.Optional(DateTime),
+});
+export const RecordingOutputRequest = Type.Object({
+  preset: Type.String({ minLength: 1, maxLength: 128 }),
+  expirationDate: Type.Optional(DateTime),
+});

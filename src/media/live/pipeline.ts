@@ -97,6 +97,8 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
 
   /** Segment events of the batch being published, sent when the batch (its playlists included) is out. */
   const published: LivePipelineEvent[] = [];
+  /** The runs that read the input (not the slate): their segments are on air. */
+  const liveRuns = new Set<number>();
   const poll = () => {
     polling = polling.then(async () => {
       if (!packager) return;
@@ -136,6 +138,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
     const abort = new AbortController();
     const progress = new RunProgress(source.kind === 'live' ? input?.bytesReceived : undefined, source.kind === 'live' ? input?.framesReceived : undefined);
     const run: Run = { id, source, abort, ended: false, exited: false, progress, firstSegment: false, done: Promise.resolve() };
+    if (source.kind === 'live') liveRuns.add(id);
     current = run;
     log.info({ run: id, kind: source.kind, offset }, 'live run starting');
     run.done = (async () => {
@@ -324,6 +327,7 @@ export function createLivePipeline(o: LivePipelineOptions): LivePipeline {
             decodeTime: s.decodeTime,
             timescale: info.timescale,
             run: s.run,
+            ...(liveRuns.has(s.run) ? { live: true } : {}),
           });
         },
       });

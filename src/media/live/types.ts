@@ -133,6 +133,8 @@ export type LivePipelineEvent =
       timescale: number;
       /** The run that encoded it: a change of run is a discontinuity. */
       run: number;
+      /** Encoded from the channel's input (not the input-loss picture): an on-air session's segment. */
+      live?: boolean;
     };
 export interface LivePipelineStats {
   inputConnected: boolean;

@@ -12,6 +12,7 @@ import { renditionsOf } from './ladder.ts';
 import type { InputLoss, InputSlot, LiveMedia, LivePipeline, LivePipelineEvent, LivePipelineStats, SrtRelay } from './media.ts';
 import type { ChannelRow } from './present.ts';
 import type { ChannelRestreams } from './restreams.ts';
+import type { LiveSession } from './sessions.ts';
 import { channelPrefix, checkpointKey } from './urls.ts';
 
 const SLATE_MAX_BYTES = 20 * 1024 * 1024;
@@ -31,6 +32,8 @@ export class ChannelRun {
   activeSlot: InputSlot | null = null;
   /** An SRT channel's listeners (one per input), relaying into the RTMP ingest. */
   relays: SrtRelay[] = [];
+  /** The session on air (docs/decisions/live.md, "Sessions"): from the input's first segment until it has been gone for the reconnect window. */
+  session: LiveSession | undefined;
   /** The first segment is out: `Starting` may turn `On`. */
   producing = false;
   stopping = false;

@@ -18,3 +18,6 @@ export {
 } from './timeline.ts';
 /** Where a channel's segments and its runner's checkpoint are stored (watermarking's live reference and redirector). */
 export { channelPrefix, checkpointKey } from './urls.ts';
+/** A channel's on-air sessions with `autoRecord` on: what the Recorder records of them (docs/decisions/recorder.md). */
+export { autoRecordedSessions, type AutoRecordedSession } from './sessions.ts';
+export type { AutoRecordRow } from './tables.ts';

@@ -160,6 +160,7 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
     broadcastStandard: row.broadcastStandard,
     highestVideoResolution: highest,
     specificationId: '',
+    autoRecord: row.autoRecord,
   };
 }
 

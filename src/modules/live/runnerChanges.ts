@@ -5,6 +5,7 @@ import type { ChannelRun } from './channelRun.ts';
 import type { ChannelRow } from './present.ts';
 import type { RestreamNotice } from './restreams.ts';
 import { recordLiveEvent } from './service.ts';
+import { closeOpenSessions, writeSession, type LiveSession, type SessionOp } from './sessions.ts';
 import { liveChannels } from './tables.ts';
 
 /** A change the runner saw, written with its event in the next pass's one transaction. */
@@ -14,6 +15,7 @@ export type Change =
   | { kind: 'encoder'; run: ChannelRun; failed: boolean; message?: string }
   | { kind: 'error'; row: ChannelRow; run: ChannelRun; message: string }
   | { kind: 'restream'; run: ChannelRun; notice: RestreamNotice }
+  | { kind: 'session'; run: ChannelRun; session: LiveSession; op: SessionOp }
   | { kind: 'off'; row: ChannelRow; run?: ChannelRun };
 
 /**
@@ -52,6 +54,8 @@ export async function writeChange(tx: Queryable, owner: string, c: Change): Prom
         status: c.run.status,
         message: c.message ?? 'the encoder failed; restarting it',
       });
+  } else if (c.kind === 'session') {
+    await writeSession(tx, owner, c.run, c.session, c.op);
   } else if (c.kind === 'restream') {
     const n = c.notice;
     const failed = n.event.type === 'failed';
@@ -74,6 +78,7 @@ export async function writeChange(tx: Queryable, owner: string, c: Change): Prom
       })
       .where(mine(c.row.id))
       .returning({ id: liveChannels.id });
+    if (row) await closeOpenSessions(tx, c.row.id);
     if (row)
       await recordLiveEvent(tx, c.row.tenantId, 'live.channel.error', {
         id: c.row.id,
@@ -92,6 +97,7 @@ export async function writeChange(tx: Queryable, owner: string, c: Change): Prom
       })
       .where(and(mine(c.row.id), eq(liveChannels.status, 'Stopping')))
       .returning({ id: liveChannels.id });
+    if (row) await closeOpenSessions(tx, c.row.id);
     if (row)
       await recordLiveEvent(tx, c.row.tenantId, 'live.channel.off', {
         id: c.row.id,

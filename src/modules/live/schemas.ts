@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
-import { DateTime, Metadata, ProtectionDetails, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { DateTime, Metadata, ProtectionDetails, RecordingArchiveRequest, RecordingOutputRequest, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { fixedAfterCreation } from '../../platform/strictBodies.ts';
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
@@ -70,6 +70,16 @@ const Restream = Type.Object({
 });
 export const Restreams = Type.Array(Restream, { maxItems: 10 });
 
+/**
+ * Every on-air session of the channel recorded (docs/decisions/recorder.md, "Automatic recording"): `archive` and
+ * `outputs[]` are a recording's own (POST /cvr/v1/recordings). On update, each field given replaces the stored one.
+ */
+const AutoRecord = Type.Object({
+  enabled: Type.Optional(Type.Boolean({ description: 'record every session (default false)' })),
+  archive: Type.Optional(RecordingArchiveRequest),
+  outputs: Type.Optional(Type.Array(RecordingOutputRequest, { maxItems: 16 })),
+});
+
 const Common = {
   drmKeyMode: Type.Optional(
     Type.String({
@@ -82,6 +92,7 @@ const Common = {
   endpoints: Type.Optional(Type.Array(ChannelEndpointRequest, { maxItems: 8 })),
   qualities: Type.Optional(Type.Array(Quality, { maxItems: 8 })),
   restreams: Type.Optional(Restreams),
+  autoRecord: Type.Optional(AutoRecord),
 };
 
 export const ChannelCreate = Type.Object({
@@ -264,4 +275,14 @@ export const Configuration = Type.Object({
   broadcastStandard: Type.Union([Type.String(), Type.Null()]),
   highestVideoResolution: Type.Union([Type.String(), Type.Null()]),
   specificationId: Type.String(),
+  autoRecord: Type.Object({
+    enabled: Type.Boolean(),
+    archive: Type.Object({
+      enabled: Type.Boolean(),
+      delaySeconds: Type.Integer(),
+      public: Type.Boolean(),
+      expirationDate: Type.Union([Timestamp, Type.Null()]),
+    }),
+    outputs: Type.Array(Type.Object({ preset: Type.String(), expirationDate: Type.Union([Timestamp, Type.Null()]) })),
+  }),
 });

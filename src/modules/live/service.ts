@@ -20,7 +20,17 @@ import type * as s from './schemas.ts';
 import { wakeLiveRunners } from './wake.ts';
 import { liveChannels, type ChannelEndpointRow, type ChannelStatus } from './tables.ts';
 import { channelPrefix, checkpointKey, ingestUrl } from './urls.ts';
-import { checkCaptionLanguage, checkDrm, normalizeEndpoints, normalizeInput, normalizeQualities, normalizeRestreams, Problems } from './validate.ts';
+import { followAutoRecord } from './sessions.ts';
+import {
+  checkCaptionLanguage,
+  checkDrm,
+  normalizeAutoRecord,
+  normalizeEndpoints,
+  normalizeInput,
+  normalizeQualities,
+  normalizeRestreams,
+  Problems,
+} from './validate.ts';
 
 type CreateBody = Static<typeof s.ChannelCreate>;
 type PatchBody = Static<typeof s.ChannelPatch>;
@@ -53,6 +63,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
   const restreams = normalizeRestreams(body.restreams ?? [], [], p);
   const captionLanguage = checkCaptionLanguage(body.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
   checkDrm(endpoints, { latency: body.latency ?? 'NormalLatency', drmKeyMode: body.drmKeyMode, isWatermarkProtected: body.isWatermarkProtected ?? false }, p);
+  const autoRecord = normalizeAutoRecord(body.autoRecord, undefined, p);
   p.throwIfAny();
   const id = newId();
   const keyed = await withChannelKey(ctx, tenantId, id, endpoints, body.drmKeyMode);
@@ -87,6 +98,7 @@ export async function createChannel(ctx: PlatformContext, tenantId: string, body
       restreams,
       metadata: body.metadata ?? {},
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
+      autoRecord,
       streamKey: newStreamKey(),
       srtPort: await srtPortFor(tx, ctx.config, input.transportInputProtocol ?? 'RTMP', null),
     });
@@ -166,6 +178,7 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
     const restreams = normalizeRestreams(patch.restreams, before.restreams, p);
     const captionLanguage = checkCaptionLanguage(patch.aiLiveCaptioningLanguageCode, installedCaptionModels(ctx.config.live.captionModelsDir), p);
     checkDrm(endpoints, { latency: before.latency, drmKeyMode: patch.drmKeyMode, isWatermarkProtected: before.isWatermarkProtected }, p);
+    const autoRecord = normalizeAutoRecord(patch.autoRecord, before.autoRecord, p);
     p.throwIfAny();
     const [after] = await tx
       .update(liveChannels)
@@ -184,10 +197,13 @@ export async function updateChannel(ctx: PlatformContext, tenantId: string, id: 
         endpoints,
         qualities,
         restreams,
+        autoRecord,
         lastModificationDate: new Date(),
       })
       .where(eq(liveChannels.id, id))
       .returning();
+    // Turned on during a session: the session on air is recorded too (the Recorder looks at its sessions).
+    if (patch.autoRecord !== undefined) await followAutoRecord(tx, before.id, autoRecord);
     await recordLiveEvent(tx, tenantId, 'live.channel.updated', { id, fields: Object.keys(patch) });
     await wakeLiveRunners(tx);
     return after;

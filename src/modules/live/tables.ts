@@ -53,6 +53,22 @@ export interface RestreamRow {
   hasVerticalOrientation?: boolean;
 }
 
+/**
+ * `autoRecord` (docs/decisions/recorder.md, "Automatic recording"): every on-air session of the channel becomes a
+ * recording with catch-up, and these archive and outputs, in the Recorder's own shapes (dates as ISO strings).
+ */
+export interface AutoRecordRow {
+  enabled: boolean;
+  archive: { enabled: boolean; delaySeconds: number; public: boolean; expirationDate: string | null };
+  outputs: { preset: string; expirationDate: string | null }[];
+}
+
+export const AUTO_RECORD_OFF: AutoRecordRow = {
+  enabled: false,
+  archive: { enabled: false, delaySeconds: 0, public: false, expirationDate: null },
+  outputs: [],
+};
+
 export type ChannelStatus = 'Off' | 'Starting' | 'On' | 'Stopping' | 'Error';
 
 export const liveChannels = pgTable(
@@ -85,6 +101,7 @@ export const liveChannels = pgTable(
     restreamStatus: jsonb('restream_status').$type<Record<string, { status: string; lastError: string | null }[]>>().notNull().default({}),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
     accessPolicyId: uuid('access_policy_id'),
+    autoRecord: jsonb('auto_record').$type<AutoRecordRow>().notNull().default(AUTO_RECORD_OFF),
     /**
      * The RTMP stream key: a secret the tenant must be able to read back (it is part of `transportPrimaryIngestUrl`),
      * so it is kept as it is, like the webhook signing secret; never logged. Unique so that a key names one channel.

@@ -1,11 +1,21 @@
 import { DRM_KEY_MODES } from '../drm/index.ts';
+import { presetById } from '../transcoder/index.ts';
 import type { CaptionModel } from '../../media/live/index.ts';
 import ipaddr from 'ipaddr.js';
 import type { Static } from 'typebox';
 import { ApiError, type FieldError } from '../../platform/errors.ts';
 import { DEFAULT_QUALITIES, MAX_HEIGHT, MIN_HEIGHT, qualityHeight } from './ladder.ts';
 import type * as s from './schemas.ts';
-import type { ChannelEndpointRow, InputLossRow, InputRow, Mp4SourceRow, QualityRow, RestreamRow } from './tables.ts';
+import {
+  AUTO_RECORD_OFF,
+  type AutoRecordRow,
+  type ChannelEndpointRow,
+  type InputLossRow,
+  type InputRow,
+  type Mp4SourceRow,
+  type QualityRow,
+  type RestreamRow,
+} from './tables.ts';
 
 /** Shown instead of a stored secret (mp4Sources passwords, restream stream keys); sent back, it keeps the secret. */
 export const MASK = '********';
@@ -229,4 +239,38 @@ export function checkDrm(
     p.add('endpoints', 'DRM-protected endpoints are available with latency NormalLatency only (low-latency parts are not encrypted)');
   if (drm && o.isWatermarkProtected)
     p.add('endpoints', 'DRM-protected endpoints cannot be combined with isWatermarkProtected (the watermarked variants are not encrypted)');
+}
+
+/**
+ * `autoRecord` as stored: each field given replaces the stored one (`archive` as a whole, `outputs` as a list). Presets
+ * must exist (`400 preset_not_found`, as a recording's) and dates be in the future, as when a recording is created.
+ */
+export function normalizeAutoRecord(given: Static<typeof s.ChannelCreate>['autoRecord'], before: AutoRecordRow | undefined, p: Problems): AutoRecordRow {
+  const base = before ?? AUTO_RECORD_OFF;
+  if (given === undefined) return base;
+  const future = (value: string | undefined, field: string): string | null => {
+    if (value === undefined) return null;
+    const d = new Date(value);
+    if (d.getTime() <= Date.now()) p.add(field, 'must be in the future');
+    return d.toISOString();
+  };
+  const archive = given.archive
+    ? {
+        enabled: given.archive.enabled ?? false,
+        delaySeconds: given.archive.delaySeconds ?? 0,
+        public: given.archive.public ?? false,
+        expirationDate: future(given.archive.expirationDate, 'autoRecord.archive.expirationDate'),
+      }
+    : base.archive;
+  const unknown: FieldError[] = [];
+  const outputs = given.outputs
+    ? given.outputs.map((o, i) => {
+        const preset = presetById(o.preset);
+        if (!preset) unknown.push({ field: `autoRecord.outputs[${i}].preset`, message: 'unknown preset' });
+        return { preset: preset?.id ?? o.preset, expirationDate: future(o.expirationDate, `autoRecord.outputs[${i}].expirationDate`) };
+      })
+    : base.outputs;
+  if (unknown.length)
+    throw new ApiError(400, 'preset_not_found', `${unknown.map((u) => `${u.field}: unknown preset`).join('; ')}; see GET /transcoder/v1/presets`, unknown);
+  return { enabled: given.enabled ?? base.enabled, archive, outputs };
 }

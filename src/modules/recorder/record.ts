@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { readObjectIfAny } from '../../storage/readObject.ts';
 import * as lease from '../../db/lease.ts';
@@ -118,6 +118,7 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
       if (moved.length) await recordRecorderEvent(tx, rec.tenantId, 'recorder.recording.processing', { id: rec.id });
     });
   }
+  if (endMs !== undefined) await trimPastEnd(ctx, rec, endMs);
   const timeline = await rangeSegments(ctx, rec.tenantId, rec.channelId, startMs, endMs);
   const fresh = timeline.filter((s) => s.sequence > (rec.copied[s.track] ?? -1));
   const prefix = mediaPrefix(rec.tenantId, rec.id);
@@ -202,6 +203,25 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
           (now - rec.recordedAt.getTime() > OPEN_RANGE_QUIET_MS && !(await channelRunning(ctx, rec.tenantId, rec.channelId))));
   if (fresh.length > 0 || over) await writePlaylists(ctx, rec, prefix, tracks, { type: 'EVENT', ended: over });
   return over ? finish(ctx, rec, owner, media) : false;
+}
+
+/**
+ * An open range given its end while it was recorded (an automatic recording: its session ended, autoRecord.ts) may have
+ * copied segments that begin at or after that end (the input-loss picture of the reconnect window): they go, rows and
+ * files, so that the recording is its range and no more.
+ */
+async function trimPastEnd(ctx: PlatformContext, rec: RecordingRow, endMs: number): Promise<void> {
+  const gone = await ctx.db
+    .delete(recorderSegments)
+    .where(and(eq(recorderSegments.recordingId, rec.id), gte(recorderSegments.startMs, endMs)))
+    .returning({ key: recorderSegments.key, track: recorderSegments.track });
+  if (!gone.length) return;
+  const prefix = mediaPrefix(rec.tenantId, rec.id);
+  await eachLimited(gone, COPY_CONCURRENCY, async (g) => {
+    const caption = g.track === CAPTION_TRACK;
+    const keys = [g.key, ...(caption ? [captionVttKey(g.key)] : [])];
+    for (const k of keys) for (const c of copiesOf(rec.drm, k, caption)) await ctx.store.delete(prefix + c.to).catch(() => {});
+  });
 }
 
 /**

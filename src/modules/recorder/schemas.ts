@@ -1,7 +1,17 @@
 import { Type } from 'typebox';
 import { ArrayQuery, DateRangeQuery, TagAttributeQuery } from '../../platform/filters.ts';
 import { Paged, PagingQuery } from '../../platform/paging.ts';
-import { Attributes, DateTime, Metadata, ProtectionDetails, Tags, Timestamp, Uuid } from '../../platform/schemas.ts';
+import {
+  Attributes,
+  DateTime,
+  Metadata,
+  ProtectionDetails,
+  RecordingArchiveRequest,
+  RecordingOutputRequest,
+  Tags,
+  Timestamp,
+  Uuid,
+} from '../../platform/schemas.ts';
 
 /** Recorder overlays start at `HH:MM:SS:FF` (frames) or `HH:MM:SS.mmm` into the recording (spec, Overlay). */
 const Overlay = Type.Object({
@@ -46,22 +56,12 @@ const Source = Type.Object({
 
 const DelaySeconds = Type.Integer({ minimum: 0, maximum: 2592000, description: 'seconds between the end of the recording and the archive' });
 
-const OutputRequest = Type.Object({
-  preset: Type.String({ minLength: 1, maxLength: 128 }),
-  expirationDate: Type.Optional(DateTime),
-});
+const OutputRequest = RecordingOutputRequest;
 
 export const RecordingCreate = Type.Object({
   source: Source,
   catchup: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) })),
-  archive: Type.Optional(
-    Type.Object({
-      enabled: Type.Optional(Type.Boolean()),
-      delaySeconds: Type.Optional(DelaySeconds),
-      public: Type.Optional(Type.Boolean()),
-      expirationDate: Type.Optional(DateTime),
-    }),
-  ),
+  archive: Type.Optional(RecordingArchiveRequest),
   expirationDate: Type.Optional(DateTime),
   outputs: Type.Optional(Type.Array(OutputRequest, { maxItems: 16 })),
   output: Type.Optional(OutputRequest),

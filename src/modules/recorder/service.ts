@@ -28,7 +28,7 @@ export const CATCHUP_DAYS = 14;
 const STATUSES: readonly RecordingStatus[] = ['Pending', 'Live', 'Processing', 'Available', 'Error'];
 
 /** Wakes the Recorder's workers when `tx` commits: the schedule changed (they would otherwise see it at their next pass). */
-const wakeRecorder = (tx: Queryable) => tx.execute(sql`select pg_notify(${RECORDER_CHANNEL}, '')`);
+export const wakeRecorder = (tx: Queryable) => tx.execute(sql`select pg_notify(${RECORDER_CHANNEL}, '')`);
 
 export const recordRecorderEvent = (tx: Queryable, tenantId: string, type: RecorderEventType, data: { id: string } & Record<string, unknown>) =>
   recordEvent(tx, tenantId, type, data);
@@ -83,7 +83,16 @@ async function checkRetained(ctx: PlatformContext, tenantId: string, channelId: 
 
 const catchupExpiration = (start: Date, end: Date | null) => new Date(Math.max(Date.now(), (end ?? start).getTime()) + CATCHUP_DAYS * 86400_000);
 
-export async function createRecording(ctx: PlatformContext, tenantId: string, body: CreateBody): Promise<{ id: string }> {
+/**
+ * `claim`, run first in the creating transaction: the recording is made only if it answers true (an automatic
+ * recording claims its session there, so that two workers never record one session twice).
+ */
+export async function createRecording(
+  ctx: PlatformContext,
+  tenantId: string,
+  body: CreateBody,
+  opts: { claim?: (tx: Queryable, recordingId: string) => Promise<boolean> } = {},
+): Promise<{ id: string }> {
   const { channelId, start, end, drm } = await checkSource(ctx, tenantId, body.source.liveChannelDetails, 'source.liveChannelDetails');
   const requested = [...(body.outputs ?? []).map((o, i) => ({ o, field: `outputs[${i}]` })), ...(body.output ? [{ o: body.output, field: 'output' }] : [])];
   const overlays = checkOverlays(body.overlays, 'overlays');
@@ -105,6 +114,7 @@ export async function createRecording(ctx: PlatformContext, tenantId: string, bo
   };
   const id = newId();
   await ctx.db.transaction(async (tx) => {
+    if (opts.claim && !(await opts.claim(tx, id))) return;
     await tx.insert(recorderRecordings).values({
       id,
       tenantId,

@@ -139,3 +139,18 @@ export const recorderOutputs = pgTable(
   },
   (t) => [primaryKey({ columns: [t.recordingId, t.id] }), index('recorder_outputs_status').on(t.status)],
 );
+
+/**
+ * The on-air sessions of live channels with `autoRecord` (src/modules/recorder/autoRecord.ts) the Recorder has made a
+ * recording of: one row per session, kept when the recording is deleted, so that a session is recorded once. `ended`:
+ * the recording was given the session's end.
+ */
+export const recorderAutoSessions = pgTable('recorder_auto_sessions', {
+  sessionId: uuid('session_id').primaryKey(),
+  tenantId: uuid('tenant_id')
+    .notNull()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  recordingId: uuid('recording_id').notNull(),
+  ended: boolean('ended').notNull().default(false),
+  createDate: createdAt(),
+});

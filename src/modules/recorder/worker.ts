@@ -6,6 +6,7 @@ import { startPeriodic } from '../../platform/periodic.ts';
 import { listenForCommits } from '../../platform/wakeup.ts';
 import { channelEndpoints } from '../live/index.ts';
 import { failArchive, runArchive } from './archive.ts';
+import { autoRecordPass } from './autoRecord.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob, RECORDER_CHANNEL, type ArchiveJob } from './jobs.ts';
 import { runOutput } from './outputs.ts';
 import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
@@ -152,7 +153,7 @@ async function expire(ctx: PlatformContext): Promise<void> {
 
 /**
  * The Recorder's schedule lives in its rows: one periodic pass (and one at once when a change is notified on
- * RECORDER_CHANNEL) starts recordings whose time has come, copies running ones, makes archives whose delay is over
+ * RECORDER_CHANNEL) makes and ends the recordings of live sessions with `autoRecord` (autoRecord.ts), starts recordings whose time has come, copies running ones, makes archives whose delay is over
  * and removes what expired. A restart changes nothing: a dead worker's
  * recording is claimed again once its lease runs out.
  */
@@ -171,6 +172,7 @@ export const startRecorderWorkers: WorkerStarter = async (ctx) => {
     'recorder',
     PASS_MS,
     async () => {
+      await autoRecordPass(ctx);
       await begin(ctx);
       await record(ctx);
       await queueArchives(ctx);

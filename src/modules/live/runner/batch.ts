@@ -6,6 +6,7 @@ import { finishOrphanStops } from '../lease.ts';
 import { MinuteStatsBook } from '../minuteStats.ts';
 import { writeChange, type Change } from '../runnerChanges.ts';
 import { recordLiveEvent } from '../service.ts';
+import { closeOpenSessions } from '../sessions.ts';
 import { recordChannelStats } from '../stats.ts';
 import { liveChannels } from '../tables.ts';
 
@@ -65,6 +66,7 @@ export class RunnerBatch {
               .where(and(eq(liveChannels.id, r.id), eq(liveChannels.leaseOwner, this.owner)));
         }
         for (const row of sweep ? await finishOrphanStops(tx) : []) {
+          await closeOpenSessions(tx, row.id);
           await recordLiveEvent(tx, row.tenantId, 'live.channel.off', {
             id: row.id,
             status: 'Off',

@@ -9,6 +9,7 @@ import { ChannelInputs } from '../inputs.ts';
 import { liveMedia, type LiveMedia } from '../media.ts';
 import type { ChannelRow } from '../present.ts';
 import { ChannelRestreams } from '../restreams.ts';
+import { adoptSession } from '../sessions.ts';
 import { TimelineWriter } from '../timelineWriter.ts';
 import { LIVE_RUNNER_CHANNEL } from '../wake.ts';
 import { RunnerBatch } from './batch.ts';
@@ -161,6 +162,7 @@ export class ChannelRunner {
       if (lost && !lost.stopping) this.drop(lost, 'lease lost');
       if (!this.runs.has(row.id)) this.launch(row);
     }
+    this.endQuietSessions();
     await this.batch.write(this.runs.values(), (run) => this.forget(run));
     let connected = 0;
     for (const run of this.runs.values()) {
@@ -169,6 +171,18 @@ export class ChannelRunner {
     }
     this.ctx.metrics.setLiveChannels(connected, this.runs.size - connected);
     if (this.batch.statsDue) await this.batch.flushStats();
+  }
+
+  /** Sessions whose input has been gone for the reconnect window end where the input's last segment ended. */
+  private endQuietSessions(): void {
+    const windowMs = this.ctx.config.live.autoRecordReconnectSeconds * 1000;
+    for (const run of this.runs.values()) {
+      const session = run.session;
+      if (!session || run.stopping || run.inputConnected || session.lostAt === undefined) continue;
+      if (Date.now() - session.lostAt < windowMs) continue;
+      this.batch.push({ kind: 'session', run, session, op: 'end' });
+      run.session = undefined;
+    }
   }
 
   private launch(row: ChannelRow): void {
@@ -195,6 +209,8 @@ export class ChannelRunner {
       try {
         // The channel's previous run here (dropped when its lease was lost, then claimed again) is gone first.
         await this.ending.get(row.id);
+        // A session another process (or this one, before it lost the lease) left on air goes on if the input comes back.
+        run.session ??= await adoptSession(this.ctx, row.id);
         if (run.pushed) await this.inputs.ensureIngest();
         await run.start(this.media, (e) => onPipelineEvent(this.sink, run, e), await this.timeline.nextNumbers(row.id));
         // An encoder that connected while the pipeline was starting.
@@ -247,6 +263,9 @@ export class ChannelRunner {
     this.track(async () => {
       await this.end(run, true);
       this.batch.book.sample(run);
+      // The session ends with the channel, where the input's last segment (now published) ended.
+      if (run.session) this.batch.push({ kind: 'session', run, session: run.session, op: 'end' });
+      run.session = undefined;
       // Forgotten once `Off` is written: until then a pass sees it stopping and leaves it alone.
       this.batch.push({ kind: 'off', row, run });
       this.poke();
@@ -306,6 +325,13 @@ export class ChannelRunner {
     }
     await Promise.all(runs.map((run) => run.stop().catch((err) => this.log.warn({ err, channelId: run.id }, 'live pipeline did not stop cleanly'))));
     for (const run of runs) this.batch.book.sample(run);
+    // The channels go on elsewhere: their sessions too, if the input comes back within the window (it counts from now).
+    for (const run of runs) {
+      const session = run.session;
+      if (!session) continue;
+      session.lostAt ??= Date.now();
+      this.batch.push({ kind: 'session', run, session, op: 'lost' });
+    }
     await Promise.all([...this.background]);
     await this.batch.write(this.runs.values(), (run) => this.forget(run)).catch((err) => this.log.warn({ err }, 'live changes not written at close'));
     await this.batch.flushStats();

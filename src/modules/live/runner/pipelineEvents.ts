@@ -1,6 +1,7 @@
 import type { ChannelRun } from '../channelRun.ts';
 import type { LivePipelineEvent } from '../media.ts';
 import type { Change } from '../runnerChanges.ts';
+import { newSession } from '../sessions.ts';
 import type { TimelineWriter } from '../timelineWriter.ts';
 
 /** Where a channel's pipeline events go: the timeline, and the runner's next batch of changes. */
@@ -15,6 +16,7 @@ export interface PipelineEventSink {
 export function onPipelineEvent(sink: PipelineEventSink, run: ChannelRun, e: LivePipelineEvent): void {
   // Every published segment is on the timeline, also the last ones of a run that is stopping.
   if (e.type === 'segment') sink.timeline.push(run.tenantId, run.id, e);
+  if (e.type === 'segment' && e.live) sessionSegment(sink, run, e);
   if (run.stopping) return;
   switch (e.type) {
     case 'segment':
@@ -46,6 +48,26 @@ export function onPipelineEvent(sink: PipelineEventSink, run: ChannelRun, e: Liv
 export function setInputState(sink: PipelineEventSink, run: ChannelRun, connected: boolean): void {
   if (run.inputConnected === connected) return;
   run.inputConnected = connected;
+  // The session's reconnect window counts from the loss; an input back within it continues the session.
+  const session = run.session;
+  if (session && !connected && session.lostAt === undefined) {
+    session.lostAt = Date.now();
+    sink.push({ kind: 'session', run, session, op: 'lost' });
+  } else if (session && connected && session.lostAt !== undefined) {
+    session.lostAt = undefined;
+    sink.push({ kind: 'session', run, session, op: 'back' });
+  }
   sink.push({ kind: 'input', run, connected });
   sink.poke();
+}
+
+/** A segment of the channel's input: it opens a session when none is on air, and moves the session's end. */
+function sessionSegment(sink: PipelineEventSink, run: ChannelRun, e: Extract<LivePipelineEvent, { type: 'segment' }>): void {
+  if (!run.session) {
+    if (run.stopping) return;
+    run.session = newSession(e.startMs);
+    sink.push({ kind: 'session', run, session: run.session, op: 'open' });
+    sink.poke();
+  }
+  run.session.segment(e.rendition, e.startMs, Math.round(e.durationSeconds * 1000));
 }
