@@ -26,7 +26,7 @@ import { prepare } from '../test/helpers/watermarking.ts';
  *
  * 1. Preparation against the plain transcode of the same source, same rendition (480p, 1200 kb/s, veryfast, 2 s
  *    segments), in ABBA order: `prepareVariants` (two variants + the reference) vs `transcode` with a one-rung HLS preset.
- * 2. Detection of a 60 s capture (a viewer's A/B sequence re-encoded to 360p at 300 kb/s): reading, aligning, decoding.
+ * 2. Detection of a 60 s capture (a viewer's A/B sequence re-encoded to 360p at 300 kb/s): reading, placing, decoding.
  * 3. Survival: variants A and B re-encoded at several sizes, bitrates and edits; the mean vote (+1 = A, -1 = B) and the
  *    share of 2 s segments read on the right side.
  * 4. Redirector requests/s (media playlist, segment redirect) against the same playlist served as a static object by
@@ -140,9 +140,10 @@ async function detection(dir: string, outDir: string, reference: MarkReference, 
       captured,
     ]);
     const t0 = performance.now();
-    const grid = await readGrid(captured);
-    const at = align(grid, reference.reference)!;
-    const decoded = decodeVotes(segmentVotes(grid, reference, placePictures(grid, reference.reference, at)), 16, 0.4);
+    // As the detection job reads it (src/media/watermark/locate.ts).
+    const grid = await readSuspect(captured);
+    const at = locate(grid, reference.reference);
+    const decoded = decodeVotes(placedVotes(at, reference), 16, 0.4);
     const detectMs = performance.now() - t0;
     console.log(
       `\n2. detection of a ${seconds} s capture (640x360, 300 kb/s): ${(detectMs / 1000).toFixed(2)} s = ${(detectMs / durationMs).toFixed(3)} of its duration (target <= 1)`,
