@@ -57,7 +57,7 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await expect.poll(() => page.getByLabel('720p').isChecked(), { timeout: 30_000 }).toBe(true);
     for (const q of ['720p', '480p', '360p']) await page.getByLabel(q, { exact: true }).uncheck();
     await page.getByLabel('144p', { exact: true }).check();
-    await page.getByLabel('Frame rate').selectOption('25');
+    await page.getByLabel('Frame rate', { exact: true }).selectOption('25');
     await page.getByLabel('DASH', { exact: true }).uncheck();
     await page.getByLabel('Colour').fill('#1060c0');
     await page.getByRole('button', { name: 'Add restream' }).click();

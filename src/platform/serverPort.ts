@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const portPath = (dataDir: string) => join(dataDir, 'server-port');
@@ -9,6 +9,8 @@ const portPath = (dataDir: string) => join(dataDir, 'server-port');
  * the process exits; read only while the lock's holder runs, so a leftover is never believed.
  */
 export function recordServerPort(dataDir: string, port: number): void {
+  // With DATABASE_URL and an S3 store nothing else may have made the data directory yet.
+  mkdirSync(dataDir, { recursive: true });
   writeFileSync(portPath(dataDir), `${port}\n`);
   process.once('exit', () => rmSync(portPath(dataDir), { force: true }));
 }

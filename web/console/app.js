@@ -1,4 +1,4 @@
-// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`), each
+// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/drm`, `#/settings`), each
 // drawn by its module.
 import { fill, h } from '/console/dom.js';
 import { resume, signOut } from '/console/session.js';
@@ -8,6 +8,9 @@ import { assetsScreen } from '/console/assets.js';
 import { assetScreen } from '/console/asset.js';
 import { channelsScreen } from '/console/channels.js';
 import { channelScreen } from '/console/channel.js';
+import { streamingScreen } from '/console/streaming.js';
+import { settingsScreen } from '/console/settings.js';
+import { drmScreen } from '/console/drm.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -23,6 +26,9 @@ const ROUTES = [
   [/^#\/assets\/([^/]+)$/, () => assetScreen],
   [/^#\/channels$/, () => channelsScreen],
   [/^#\/channels\/([^/]+)$/, () => channelScreen],
+  [/^#\/streaming$/, () => streamingScreen],
+  [/^#\/drm$/, () => drmScreen],
+  [/^#\/settings$/, () => settingsScreen],
 ];
 
 async function show() {

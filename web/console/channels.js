@@ -20,8 +20,9 @@ export function channelsScreen(session, { signal }) {
       fill(list, channels.length === 0 ? h('p', { class: 'muted' }, 'No channels yet: create one below.') : channels.map(channelCard));
       return channels.some((c) => MOVING.has(c.status));
     } catch (e) {
+      // Shown and read again: a channel starting or stopping would otherwise stay shown so.
       if (!signal.aborted) alert.show(errorText(e));
-      return false;
+      return true;
     }
   }
 

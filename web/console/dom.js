@@ -80,6 +80,14 @@ export function guard(control, session) {
   return control;
 }
 
+/** A control for what only an Admin key may do (`manage`: API keys, webhooks, tenant settings): disabled with the reason. */
+export function manageGuard(control, session) {
+  if (session.tenant.grants.includes('manage')) return control;
+  control.disabled = true;
+  control.title = `This API key's role is ${session.tenant.roleType}: only an Admin key changes this.`;
+  return control;
+}
+
 export const formatDate = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 export const formatBytes = (n) =>
   n < 1024

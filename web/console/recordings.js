@@ -13,20 +13,37 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const alert = alertBox();
 
+  /** True while something is still to come (a recording or an output not settled, or a read that failed). */
   async function refresh() {
     try {
       const page = await client.request('GET', '/cvr/v1/recordings', undefined, { query: { channelId, limit: 20, sort: 'CreateDate', desc: true }, signal });
       const full = await Promise.all(page.items.map((r) => client.request('GET', '/cvr/v1/recordings/{id}', undefined, { params: { id: r.id }, signal })));
       fill(list, full.length === 0 ? h('p', { class: 'muted' }, 'No recording of this channel yet.') : full.map(recording));
+      alert.show();
       return full.some((r) => !SETTLED.has(r.status) || r.outputs.some((o) => !SETTLED.has(o.status)));
     } catch (e) {
+      // A read that failed (the network, a restart) is shown and tried again: stopping here would leave a recording
+      // shown as Live for good.
       if (!signal.aborted) alert.show(errorText(e));
-      return false;
+      return true;
     }
   }
-  (async () => {
-    while ((await refresh()) && !signal.aborted) await new Promise((r) => setTimeout(r, POLL_MS));
-  })();
+  // One loop at a time; "Record" asks for more reads, so a read already under way that saw everything settled does not
+  // end the loop before the new recording is shown.
+  let polling = false;
+  let asked = false;
+  async function poll() {
+    asked = true;
+    if (polling) return;
+    polling = true;
+    while (!signal.aborted) {
+      asked = false;
+      if (!(await refresh()) && !asked) break;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    polling = false;
+  }
+  poll();
 
   const endpointButtons = (what, endpoints) =>
     endpoints.map((e) =>
@@ -40,12 +57,34 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
       ),
     );
 
+  async function remove(r, title) {
+    if (!confirm(`Delete the recording ${title} with its catch-up, archive and outputs?`)) return;
+    alert.show();
+    try {
+      await client.request('DELETE', '/cvr/v1/recordings/{id}', undefined, { params: { id: r.id } });
+    } catch (e) {
+      alert.show(errorText(e));
+    }
+    refresh();
+  }
+
   function recording(r) {
     const title = r.metadata?.title || r.title || formatDate(r.source.liveChannelDetails.start);
     return h(
       'div',
       { class: 'output', 'data-recording': r.id },
-      h('div', { class: 'output-head' }, h('strong', {}, title), badge(r.status), h('span', { class: 'muted' }, formatDuration(r.durationMilliseconds))),
+      h(
+        'div',
+        { class: 'output-head' },
+        h('strong', {}, title),
+        badge(r.status),
+        h('span', { class: 'muted' }, formatDuration(r.durationMilliseconds)),
+        h('span', { class: 'spacer' }),
+        guard(
+          h('button', { type: 'button', class: 'danger quiet', 'aria-label': `Delete recording ${title}`, onclick: () => remove(r, title) }, 'Delete'),
+          session,
+        ),
+      ),
       r.errorMessage ? h('p', { class: 'error-text' }, r.errorMessage) : null,
       h(
         'dl',
@@ -109,9 +148,7 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
             ...(title.value.trim() ? { title: title.value.trim() } : {}),
           });
           title.value = '';
-          (async () => {
-            while ((await refresh()) && !signal.aborted) await new Promise((r) => setTimeout(r, POLL_MS));
-          })();
+          poll();
         } catch (e) {
           formAlert.show(errorText(e));
         }

@@ -1,0 +1,165 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { recordChannelStats } from '../src/modules/live/stats.ts';
+import { launchBrowser } from './helpers/browser.ts';
+import { atPhoneWidth, reviewScreen, shotsDir, signIn } from './helpers/console.ts';
+import { tempDir } from './helpers/media.ts';
+import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+
+const { dir, cleanup } = tempDir('mediaplane-console-channel-');
+afterAll(cleanup);
+const SHOTS = shotsDir(dir);
+
+/**
+ * The console's channel page beyond its settings (test/console.live.e2e.test.ts): the status and statistics charts
+ * (the statistics written as a running channel's owner writes them, so no encoder runs here), the schedule of its
+ * events, deleting a recording and the channel; and the same read-only for a Viewer key.
+ */
+describeOnDb('pglite', 'Tenant console: channel charts, schedule and deletion', (kind) => {
+  let p: TestPlatform;
+  let t: TestTenant;
+  let browser: Browser;
+  let viewerKey: string;
+  let channelId: string;
+  const minute = Math.floor(Date.now() / 60_000) * 60_000;
+
+  beforeAll(async () => {
+    p = await startPlatform(kind);
+    t = await p.createTenant();
+    viewerKey = (await t.json('POST', '/core/v1/api-key', { name: 'console viewer', roleType: 'Viewer' })).body.key;
+    channelId = (await t.json('POST', '/live/v1/channels', { name: 'Charts', input: { inputLoss: { type: 'COLOR' } } })).body.id;
+    // Ten minutes on air, 30 to 21 minutes ago: the bitrate climbing from 1000 to 1900 kb/s, 60 segments a minute.
+    await recordChannelStats(
+      p.ctx.db,
+      Array.from({ length: 10 }, (_, m) => ({
+        channelId,
+        tenantId: t.id,
+        minute: new Date(minute - (30 - m) * 60_000),
+        values: { inputBitrate: 1000 + m * 100, inputFrameRate: 25, segmentsWritten: 60, ingestConnectedSeconds: 60, concurrentViewers: m },
+      })),
+    );
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await p?.stop();
+  });
+
+  const openChannel = async (key: string) => {
+    const page = await signIn(browser, p.baseUrl, t.id, key);
+    await page.goto(`${p.baseUrl}/console#/channels/${channelId}`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 30_000 }).toBe('Charts');
+    return page;
+  };
+  const chart = (page: Page, name: string) => page.locator(`figure[data-metric="${name}"]`);
+
+  it('draws the status and each statistic over time, with the values in a table, for the range chosen', async () => {
+    const page = await openChannel(t.key);
+    await expect.poll(() => chart(page, 'Status since this page opened').locator('.legend').textContent(), { timeout: 30_000 }).toContain('Off');
+    const bitrate = chart(page, 'Input bitrate');
+    await expect
+      .poll(() => bitrate.locator('svg').getAttribute('aria-label'), { timeout: 30_000 })
+      .toMatch(/10 values .* lowest 1000, highest 1900, latest 1900/);
+    // One line through ten points: a move, then nine segments.
+    expect((await bitrate.locator('path.series').getAttribute('d'))!.match(/[ML]/g)).toEqual(['M', ...Array(9).fill('L')]);
+    await bitrate.getByText('Values of Input bitrate').click();
+    expect(await bitrate.locator('tbody tr').count()).toBe(10);
+    expect(await bitrate.locator('tbody tr').last().locator('td').last().textContent()).toBe('1900');
+    // Counters are summed per period: 5-minute buckets of 60 segments a minute hold at most 300.
+    await page.getByLabel('Range').selectOption({ label: 'Last 6 hours' });
+    const segments = chart(page, 'Segments written');
+    await expect.poll(() => segments.locator('svg').getAttribute('aria-label'), { timeout: 30_000 }).toMatch(/highest 300\b/);
+    expect(await chart(page, 'Dropped frames').textContent()).toContain('No values in this range');
+    await reviewScreen(page, SHOTS, 'console-channel-charts');
+    await atPhoneWidth(page, `${SHOTS}/console-channel-charts-phone.png`);
+    await page.context().close();
+  }, 120_000);
+
+  it('schedules an event on the week view and the agenda, refuses an end before the start, and deletes the event', async () => {
+    const page = await openChannel(t.key);
+    page.on('dialog', (d) => void d.accept());
+    const tomorrow = new Date(minute + 24 * 3600_000);
+    const at = (hh: number, mm: number) => {
+      const d = new Date(tomorrow);
+      d.setHours(hh, mm, 0, 0);
+      return d;
+    };
+    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.getByLabel('Event title').fill('Morning show');
+    await page.getByLabel('Starts').fill(local(at(9, 0)));
+    await page.getByLabel('Ends').fill(local(at(8, 0)));
+    await page.getByRole('button', { name: 'Schedule event' }).click();
+    await expect.poll(() => page.getByText('The end must be after the start.').isVisible()).toBe(true);
+    await page.getByLabel('Ends').fill(local(at(10, 30)));
+    await page.getByRole('button', { name: 'Schedule event' }).click();
+    const item = page.getByRole('list', { name: 'Events of the week' }).getByRole('listitem').filter({ hasText: 'Morning show' });
+    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1);
+    expect(await item.locator('.badge').textContent()).toBe('Scheduled');
+    const events = (await t.json('GET', `/live/v1/events?channelId=${channelId}`)).body.items;
+    expect(events).toMatchObject([{ title: 'Morning show', start: at(9, 0).toISOString(), end: at(10, 30).toISOString(), status: 'Scheduled' }]);
+    // The week view draws it in its day's row, and says so.
+    expect(await page.locator('svg.schedule').getAttribute('aria-label')).toMatch(/^1 event .*Morning show/);
+    expect(await page.locator('svg.schedule rect').count()).toBe(1);
+    await page.getByRole('button', { name: 'Next week' }).click();
+    await expect.poll(() => page.getByText('No events this week.').isVisible(), { timeout: 30_000 }).toBe(true);
+    await page.getByRole('button', { name: 'This week' }).click();
+    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1);
+    await reviewScreen(page, SHOTS, 'console-channel-schedule');
+    await atPhoneWidth(page, `${SHOTS}/console-channel-schedule-phone.png`);
+
+    await item.getByRole('button', { name: 'Delete event Morning show' }).click();
+    await expect.poll(async () => (await t.json('GET', `/live/v1/events?channelId=${channelId}`)).body.items.length, { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => page.getByText('No events this week.').isVisible(), { timeout: 30_000 }).toBe(true);
+    await page.context().close();
+  }, 120_000);
+
+  it('a Viewer key sees the charts and the schedule with every write control disabled', async () => {
+    await t.json('POST', '/live/v1/events', {
+      channelId,
+      title: 'Evening news',
+      start: new Date(minute + 3600_000).toISOString(),
+      end: new Date(minute + 2 * 3600_000).toISOString(),
+    });
+    const page = await openChannel(viewerKey);
+    await expect.poll(() => chart(page, 'Input bitrate').locator('svg').getAttribute('aria-label'), { timeout: 30_000 }).toMatch(/10 values/);
+    const item = page.getByRole('listitem').filter({ hasText: 'Evening news' });
+    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1);
+    expect(await item.getByRole('button', { name: 'Delete event Evening news' }).isDisabled()).toBe(true);
+    for (const name of ['Schedule event', 'Delete channel']) expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
+    expect(await page.getByLabel('Event title').isDisabled()).toBe(true);
+    await reviewScreen(page, SHOTS, 'console-channel-charts-viewer');
+    await page.context().close();
+  }, 120_000);
+
+  it('deletes a recording and then the channel, each after a confirmation; a refusal keeps them', async () => {
+    const hour = (h: number) => new Date(Date.now() + h * 3600_000).toISOString();
+    const recordingId = (
+      await t.json('POST', '/cvr/v1/recordings', {
+        title: 'Tomorrow',
+        source: { type: 'LiveChannel', liveChannelDetails: { channelId, start: hour(20), end: hour(21) } },
+        catchup: { enabled: true },
+      })
+    ).body.id;
+    const page = await openChannel(t.key);
+    let answer = false;
+    page.on('dialog', (d) => void (answer ? d.accept() : d.dismiss()));
+    const rec = page.locator(`[data-recording="${recordingId}"]`);
+    await expect.poll(() => rec.count(), { timeout: 30_000 }).toBe(1);
+    await rec.getByRole('button', { name: 'Delete recording Tomorrow' }).click();
+    expect((await t.json('GET', `/cvr/v1/recordings/${recordingId}`)).status).toBe(200);
+    answer = true;
+    await rec.getByRole('button', { name: 'Delete recording Tomorrow' }).click();
+    await expect.poll(async () => (await t.json('GET', `/cvr/v1/recordings/${recordingId}`)).status, { timeout: 30_000 }).toBe(404);
+    await expect.poll(() => page.getByText('No recording of this channel yet.').isVisible(), { timeout: 30_000 }).toBe(true);
+
+    answer = false;
+    await page.getByRole('button', { name: 'Delete channel' }).click();
+    expect((await t.json('GET', `/live/v1/channels/${channelId}`)).status).toBe(200);
+    answer = true;
+    await page.getByRole('button', { name: 'Delete channel' }).click();
+    await page.waitForURL(/#\/channels$/);
+    expect((await t.json('GET', `/live/v1/channels/${channelId}`)).status).toBe(404);
+    await expect.poll(() => page.getByText('No channels yet: create one below.').isVisible(), { timeout: 30_000 }).toBe(true);
+    await page.context().close();
+  }, 120_000);
+});
