@@ -7,6 +7,8 @@ import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { transcode } from '../src/media/transcode.ts';
 import { codeWord, decodeVotes } from '../src/media/watermark/code.ts';
 import { align, placePictures, segmentVotes, type MarkReference } from '../src/media/watermark/detect.ts';
+import { locate, placedVotes, readSuspect } from '../src/media/watermark/locate.ts';
+import { ATTACKS, type Attack } from '../test/helpers/watermarkAttacks.ts';
 import { prepareVariants, segmentName, type PreparedVariants } from '../src/media/watermark/prepare.ts';
 import { readGrid } from '../src/media/watermark/signature.ts';
 import { presetById } from '../src/modules/transcoder/presets.ts';
@@ -24,14 +26,19 @@ import { prepare } from '../test/helpers/watermarking.ts';
  *
  * 1. Preparation against the plain transcode of the same source, same rendition (480p, 1200 kb/s, veryfast, 2 s
  *    segments), in ABBA order: `prepareVariants` (two variants + the reference) vs `transcode` with a one-rung HLS preset.
- * 2. Detection of a 60 s capture (a viewer's A/B sequence re-encoded to 360p at 300 kb/s): reading, aligning, decoding.
+ * 2. Detection of a 60 s capture (a viewer's A/B sequence re-encoded to 360p at 300 kb/s): reading, placing, decoding.
  * 3. Survival: variants A and B re-encoded at several sizes, bitrates and edits; the mean vote (+1 = A, -1 = B) and the
  *    share of 2 s segments read on the right side.
  * 4. Redirector requests/s (media playlist, segment redirect) against the same playlist served as a static object by
  *    the platform's store route, on each database of the run (PGlite; PostgreSQL when TEST_DATABASE_URL is set).
  *
+ * 5. Robustness of detection as the platform runs it (readSuspect, locate, placedVotes, decodeVotes): a viewer's
+ *    capture under each attack of test/helpers/watermarkAttacks.ts (attack -> user read, confidence, seconds of
+ *    detection per minute of capture), then the false-positive rate over BENCH_FP (default 50) unmarked captures (the
+ *    unmarked source under the same attacks at varied starts, and random content).
+ *
  * BENCH_SECONDS (default 60) sets the clip length; BENCH_PAIRS (default 2) the ABBA pairs; BENCH_PARTS (default
- * `1,2,3,4`) which parts run (2 and 3 need the variants of 1: with 1 left out, they are prepared once, untimed).
+ * `1,2,3,4,5`) which parts run (2, 3 and 5 need the variants of 1: with 1 left out, they are prepared once, untimed).
  */
 export async function run(args: string[] = []): Promise<void> {
   // `watermark live`: the cost of marking a live channel's rungs (bench/watermarkLive.ts).
@@ -85,13 +92,13 @@ export async function run(args: string[] = []): Promise<void> {
       });
       marked.push(performance.now() - t0);
     };
-    const parts = (process.env.BENCH_PARTS ?? '1,2,3,4').split(',');
+    const parts = (process.env.BENCH_PARTS ?? '1,2,3,4,5').split(',');
     if (parts.includes('1')) {
       for (let i = 0; i < pairs; i++) for (const step of i % 2 ? [runMarked, runPlain] : [runPlain, runMarked]) await step();
       const ratio = median(marked) / median(plain);
       console.log(`\n1. preparation, ${seconds} s 854x480p30 source, one 480p rung at 1200 kb/s (veryfast), ${pairs} ABBA pairs`);
       console.log(`   plain transcode: ${fmt(plain)}    A/B preparation: ${fmt(marked)}    ratio ${ratio.toFixed(2)} (target <= 2.10)`);
-    } else if (parts.includes('2') || parts.includes('3')) await runMarked();
+    } else if (parts.includes('2') || parts.includes('3') || parts.includes('5')) await runMarked();
 
     if (variants) {
       const outDir = join(dir, 'marked-0');
@@ -103,6 +110,7 @@ export async function run(args: string[] = []): Promise<void> {
       };
       if (parts.includes('2')) await detection(dir, outDir, reference, variants, durationMs, seconds);
       if (parts.includes('3')) await survival(dir, outDir, reference, variants);
+      if (parts.includes('5')) await robustness(dir, outDir, reference, variants, source, seconds);
     }
     if (parts.includes('4')) await redirector(dir, source);
   } finally {
@@ -132,9 +140,10 @@ async function detection(dir: string, outDir: string, reference: MarkReference, 
       captured,
     ]);
     const t0 = performance.now();
-    const grid = await readGrid(captured);
-    const at = align(grid, reference.reference)!;
-    const decoded = decodeVotes(segmentVotes(grid, reference, placePictures(grid, reference.reference, at)), 16, 0.4);
+    // As the detection job reads it (src/media/watermark/locate.ts).
+    const grid = await readSuspect(captured);
+    const at = locate(grid, reference.reference);
+    const decoded = decodeVotes(placedVotes(at, reference), 16, 0.4);
     const detectMs = performance.now() - t0;
     console.log(
       `\n2. detection of a ${seconds} s capture (640x360, 300 kb/s): ${(detectMs / 1000).toFixed(2)} s = ${(detectMs / durationMs).toFixed(3)} of its duration (target <= 1)`,
@@ -181,6 +190,109 @@ async function survival(dir: string, outDir: string, reference: MarkReference, v
       console.log(`   ${label.padEnd(40)} ${cells.join('   ')}`);
     }
   }
+}
+
+/** 5. Attacks on a viewer's capture, read as the detection job reads them; then false positives on unmarked captures. */
+async function robustness(dir: string, outDir: string, reference: MarkReference, variants: PreparedVariants, source: string, seconds: number) {
+  const bits = 16;
+  const read = async (file: string) => {
+    const t0 = performance.now();
+    const suspect = await readSuspect(file);
+    const placed = locate(suspect, reference.reference);
+    const decoded = decodeVotes(placedVotes(placed, reference), bits, 0.4);
+    const captureSeconds = suspect.length / (64 * 36) / 10;
+    return { decoded, placed, perMinute: ((performance.now() - t0) / 1000) * (60 / captureSeconds) };
+  };
+  const word = codeWord(43210, bits);
+  const segs = variants.segmentDurations.map((_, k) => join(outDir, word[k % word.length] ? 'B' : 'A', segmentName(k)));
+  console.log(`\n5. robustness: user 43210 (16-bit numbers, 2 s segments), ${seconds} s capture under each attack (one ffmpeg each)`);
+  console.log(`   ${'attack'.padEnd(52)} ${'read'.padEnd(8)} confidence  lined up   detection s per min of capture`);
+  const attacks: [string, Attack['make']][] = Object.values(ATTACKS).map((a) => [a.name, a.make]);
+  attacks.push([
+    'cropped 5% on each side, scaled back',
+    (s, o) =>
+      runFfmpeg([
+        '-y',
+        '-i',
+        `concat:${s.join('|')}`,
+        '-vf',
+        'crop=iw*0.9:ih*0.9,scale=640:360',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-b:v',
+        '300k',
+        '-an',
+        o,
+      ]),
+  ]);
+  attacks.push([
+    '2% slow, 25 fps, 360p 300 kb/s',
+    (s, o) =>
+      runFfmpeg([
+        '-y',
+        '-i',
+        `concat:${s.join('|')}`,
+        '-vf',
+        'setpts=PTS*1.02,fps=25,scale=640:360',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-b:v',
+        '300k',
+        '-an',
+        o,
+      ]),
+  ]);
+  for (const [name, make] of attacks) {
+    const out = join(dir, 'attack.mp4');
+    await make(segs, out, dir);
+    const { decoded, placed, perMinute } = await read(out);
+    const who = decoded.userNumber === undefined ? 'none' : decoded.userNumber === 43210 ? '43210 ok' : `${decoded.userNumber} WRONG`;
+    console.log(
+      `   ${name.padEnd(52)} ${who.padEnd(8)} ${decoded.confidence.toFixed(2).padStart(10)}  ${`${placed.pairs.length}/${placed.coverable}`.padStart(8)}   ${perMinute.toFixed(1)}${decoded.reason ? `  (${decoded.reason})` : ''}`,
+    );
+  }
+  const count = Number(process.env.BENCH_FP ?? 50);
+  const keys = Object.values(ATTACKS);
+  let named = 0;
+  let recognisedAsset = 0;
+  let worst = 0;
+  const t0 = performance.now();
+  for (let k = 0; k < count; k++) {
+    const out = join(dir, 'unmarked.mp4');
+    if (k % 5 === 4) {
+      // Random content: noise of another seed every time.
+      await runFfmpeg([
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `nullsrc=size=320x180:rate=15:duration=${Math.min(seconds, 60)},geq=lum=random(${k})*255:cb=128:cr=128`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-b:v',
+        '400k',
+        out,
+      ]);
+    } else {
+      // The unmarked source from a varied start, under one of the attacks.
+      const cut = join(dir, 'unmarked-cut.ts');
+      await runFfmpeg(['-y', '-ss', String((k * 0.37) % 5), '-i', source, '-an', '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', cut]);
+      await keys[k % keys.length].make([cut], out, dir);
+    }
+    const { decoded, placed } = await read(out);
+    if (decoded.userNumber !== undefined) named++;
+    if (placed.pairs.length) recognisedAsset++;
+    worst = Math.max(worst, decoded.confidence);
+  }
+  console.log(
+    `   false positives: ${named} of ${count} unmarked captures named a viewer (rate ${(named / count).toFixed(3)}); ${recognisedAsset} lined up with the asset; strongest weakest-bit ${worst.toFixed(2)} (0.40 needed); ${((performance.now() - t0) / 1000 / count).toFixed(1)} s each`,
+  );
 }
 
 /** Requests per second of the redirector against the same playlist as a static object, per database. */

@@ -31,3 +31,20 @@ it('never guesses: a flipped bit, weak votes, no mark and one-sided votes are al
   expect(decodeVotes(new Array(14).fill(1), 6, 0.4).userNumber).toBeUndefined();
   expect(decodeVotes(new Array(14).fill(-1), 6, 0.4).userNumber).toBeUndefined();
 });
+
+it('refuses segments of several viewers interleaved (each bit voted both ways), and says how many bits disagree', () => {
+  const ada = votesOf(37, 6, 28);
+  const bob = votesOf(50, 6, 28);
+  // The first word from Ada, the second from Bob: every bit where they differ is voted both ways.
+  const mixed = [...ada.slice(0, 14), ...bob.slice(14)];
+  const d = decodeVotes(mixed, 6, 0.4);
+  expect(d.userNumber).toBeUndefined();
+  expect(d.confidence).toEqual(expect.any(Number));
+  // Ada's segments where Bob's agree with hers: still one viewer's word, read as hers.
+  const agreeing = ada.map((v, k) => (k >= 14 && Math.sign(bob[k]) !== Math.sign(v) ? undefined : v));
+  expect(decodeVotes(agreeing, 6, 0.4).userNumber).toBe(37);
+  // Three words from Ada and one from Bob: the means still lean Ada's way (0.5), but Bob's segments vote against her
+  // bits, and the word is refused rather than read (it could have been a third viewer's).
+  const unevenly = [...votesOf(37, 6, 42), ...votesOf(50, 6, 56).slice(42)];
+  expect(decodeVotes(unevenly, 6, 0.4)).toMatchObject({ reason: 'segments disagree' });
+});

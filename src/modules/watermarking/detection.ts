@@ -3,9 +3,8 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { readObject } from '../../storage/readObject.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
-import { decodeVotes } from '../../media/watermark/code.ts';
-import { align, MIN_CONTENT_MATCH, placePictures, segmentVotes, type Alignment } from '../../media/watermark/detect.ts';
-import { readGrid } from '../../media/watermark/signature.ts';
+import { codeLength, decodeVotes, refusal } from '../../media/watermark/code.ts';
+import { locate, placedVotes, readSuspect, recognised, SUSPECT_FPS, SUSPECT_H, SUSPECT_W, type Placement } from '../../media/watermark/locate.ts';
 import { recordEvent } from '../../platform/events.ts';
 import type { DetectJob } from './jobs.ts';
 import { liveReference, type LiveReference } from './liveReference.ts';
@@ -40,7 +39,7 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
   await write({ ...base, status: 'Processing', progress: 5 });
   let grid: Buffer;
   try {
-    grid = await readGrid(await ctx.store.readableLocation(file.fileKey));
+    grid = await readSuspect(await ctx.store.readableLocation(file.fileKey));
   } catch (e) {
     if (!(e instanceof MediaError)) throw e;
     return write(
@@ -57,39 +56,57 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
     .where(and(eq(watermarkingAssets.tenantId, j.tenantId), eq(watermarkingAssets.status, 'Available')))
     .orderBy(desc(watermarkingAssets.createDate))
     .limit(MAX_CANDIDATES);
-  let best: { asset: (typeof candidates)[number]; reference: Buffer; live?: LiveReference; at: Alignment } | undefined;
+  let best: { asset: (typeof candidates)[number]; reference: Buffer; live?: LiveReference; at: Placement } | undefined;
+  const score = (p: Placement) => (recognised(p) ? 1 : 0) * 1e6 + p.pairs.length * p.match;
   for (const asset of candidates) {
     const live = asset.channelId
       ? await liveReference(ctx, j.tenantId, asset.channelId, asset.height, join(ctx.config.dataDir, 'work', 'watermarking', `detect-${j.jobId}`))
       : undefined;
     const reference = live?.reference ?? (await readObject(ctx.store, `${preparedPrefix(j.tenantId, asset.id)}reference.gray`).catch(() => undefined));
-    const at = reference && align(grid, reference);
-    if (reference && at && (!best || at.match > best.at.match)) best = { asset, reference, live, at };
+    const at = reference && locate(grid, reference);
+    if (reference && at && (!best || score(at) > score(best.at))) best = { asset, reference, live, at };
   }
   const done = (d: Omit<DetectionRow, 'jobId' | 'progress'>) => write({ ...base, progress: 100, completionDate: new Date().toISOString(), ...d }, true);
-  if (!best || best.at.match < MIN_CONTENT_MATCH) {
-    return done({ status: 'NoMarkFound', message: 'The file shows none of the prepared assets', assetId: null, userNumber: null, userName: null });
+  const seconds = (grid.length / (SUSPECT_W * SUSPECT_H) / SUSPECT_FPS).toFixed(1);
+  if (!best || !recognised(best.at)) {
+    const figures = best
+      ? ` (the closest, asset ${best.asset.id}: ${best.at.pairs.length} of ${best.at.coverable} pictures lined up, content match ${best.at.match.toFixed(2)}; 3 s and 30% at 0.90 needed)`
+      : '';
+    return done({
+      status: 'NoMarkFound',
+      message: `The file shows none of the prepared assets${figures}`,
+      assetId: null,
+      userNumber: null,
+      userName: null,
+      confidence: 0,
+    });
   }
   const { asset, reference, live, at } = best;
-  const segmentVotesOf = segmentVotes(
-    grid,
-    {
-      id: asset.id,
-      reference,
-      signature: asset.signature,
-      segmentDurations: live?.segmentDurations ?? asset.segmentDurations,
-      segmentStarts: live?.segmentStarts,
-    },
-    placePictures(grid, reference, at),
-  );
+  const segmentVotesOf = placedVotes(at, {
+    id: asset.id,
+    reference,
+    signature: asset.signature,
+    segmentDurations: live?.segmentDurations ?? asset.segmentDurations,
+    segmentStarts: live?.segmentStarts,
+  });
   // Live: a segment's bit is its media sequence number's place in the code word (a sparse array: the gaps vote nothing).
   const votes = live ? segmentVotesOf.reduce<(number | undefined)[]>((v, vote, k) => ((v[live.sequences[k]] = vote), v), []) : segmentVotesOf;
   const decoded = decodeVotes(votes, asset.userNumberBits, settings.minConfidence);
   const confidence = Math.round(decoded.confidence * 1000) / 1000;
   if (decoded.userNumber === undefined) {
+    const g = at.geometry;
+    const geometry = g.sx !== 1 || g.sy !== 1 || g.tx || g.ty || g.rotation || g.mirrored || g.keystone ? ', picture re-framed (fitted)' : '';
+    const lined = `${at.pairs.length} of ${at.coverable} pictures lined up${geometry}`;
+    const wordSeconds = codeLength(asset.userNumberBits) * asset.segmentDuration;
+    let why = refusal(decoded, settings.minConfidence);
+    if (decoded.reason === 'the file is shorter than one code word')
+      why =
+        Number(seconds) < wordSeconds
+          ? `the file (${seconds} s) is shorter than one code word (${wordSeconds} s): ${why}`
+          : `too few pictures lined up to read every bit: ${why}`;
     return done({
       status: 'NoMarkFound',
-      message: `Asset ${asset.id} matched, but ${decoded.reason}`,
+      message: `Asset ${asset.id} matched (${lined}), but ${why}`,
       assetId: asset.id,
       userNumber: null,
       userName: null,
