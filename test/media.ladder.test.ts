@@ -63,16 +63,10 @@ describe('ladder planning', () => {
 
   it('forces keyframes on segment boundaries with no scene-cut keyframes, bitrate per rung', () => {
     const p = preset('hls-h264-ladder');
-    const args = videoEncoderArgs(p, planRenditions(p, 1280, 720), { fastStart: false }).join(' ');
-    expect(args).toContain('-c:v libx264 -preset veryfast -g 100000 -sc_threshold 0 -force_key_frames expr:gte(t,n_forced*4)');
+    const args = videoEncoderArgs(p, planRenditions(p, 1280, 720)).join(' ');
+    expect(args).toContain('-c:v libx264 -preset veryfast -sc_threshold 0 -force_key_frames expr:gte(t,n_forced*4)');
     expect(args).toContain('-b:v:0 2800k -maxrate:v:0 4200k -bufsize:v:0 8400k -profile:v:0 high');
     expect(args).toContain('-b:v:2 700k -maxrate:v:2 1050k -bufsize:v:2 2100k -profile:v:2 main');
-  });
-
-  it('fast start: a keyframe every second within the first segment, then on the segment boundaries', () => {
-    const p = preset('hls-h264-ladder');
-    const args = videoEncoderArgs(p, planRenditions(p, 1280, 720), { fastStart: true });
-    expect(args[args.indexOf('-force_key_frames') + 1]).toBe('expr:if(lt(t,3.999),gte(t,n_forced*1),gte(t,4*(n_forced-3)))');
   });
 });
 

@@ -126,15 +126,11 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
       expect(vod.body).toContain('#EXT-X-ENDLIST');
       expect(vod.cache).not.toBe('no-cache');
       expect(segmentsOf(vod.body).length).toBeGreaterThan(segmentsOf(grown!.body).length);
-      const durations = vod.body
+      const seconds = vod.body
         .split('\n')
         .filter((l) => l.startsWith('#EXTINF:'))
-        .map((l) => Number.parseFloat(l.slice(8)));
-      expect(durations.reduce((a, b) => a + b, 0)).toBeGreaterThan(SOURCE_SECONDS - 1);
-      // Fast start: the first segment's 4 s as one-second segments, then the preset's 4 s ones.
-      expect(durations.slice(0, 4).map(Math.round)).toEqual([1, 1, 1, 1]);
-      expect(durations.slice(4, -1).every((d) => Math.abs(d - 4) < 0.05)).toBe(true);
-      expect(vod.body).toContain('#EXT-X-TARGETDURATION:4');
+        .reduce((s, l) => s + Number.parseFloat(l.slice(8)), 0);
+      expect(seconds).toBeGreaterThan(SOURCE_SECONDS - 1);
 
       // The webhook said so, before the asset turned Available.
       const mine = () => receiver.received.map((r) => r.json).filter((e) => e?.source === `/tenant/${t.id}`);

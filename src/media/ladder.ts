@@ -77,47 +77,22 @@ export function scaleGraph(input: string, renditions: PlannedRendition[]): { gra
 }
 
 /**
- * Fast start: the first segment's time of an output is cut into segments this long (docs/decisions/vod-assets.md), so
- * a player can start once this much of every rung is encoded rather than a whole segment.
- */
-export const FAST_START_SECONDS = 1;
-/** A GOP length no segment reaches. */
-const NO_OWN_KEYFRAMES = 100_000;
-
-/**
- * Where keyframes are forced: on every segment boundary, and, with `fastStart`, every FAST_START_SECONDS within the
- * first segment too. `n_forced` counts the keyframes forced so far: past the first segment's pieces, the k-th boundary
- * is keyframe number k + pieces - 1.
- */
-function keyframeTimes(segmentSeconds: number, shift: string, fastStart: boolean): string {
-  const pieces = segmentSeconds / FAST_START_SECONDS;
-  if (!fastStart || shift || pieces < 2 || !Number.isInteger(pieces)) return `expr:gte(t,n_forced*${segmentSeconds}${shift})`;
-  return `expr:if(lt(t,${segmentSeconds - 0.001}),gte(t,n_forced*${FAST_START_SECONDS}),gte(t,${segmentSeconds}*(n_forced-${pieces - 1})))`;
-}
-
-/**
  * H.264 options for the video streams of one output, in the order of its rungs. Keyframes are forced on every
  * segment boundary (and scene cuts may not add others), so every rung can be cut at the same instants and players
- * switch rungs cleanly. The chunked path gives `keyframeShiftS` so that its chunks cut where one pass would; the
- * output's start (one pass, or the first chunk) has `fastStart` keyframes.
+ * switch rungs cleanly. The chunked path gives `keyframeShiftS` so that its chunks cut where one pass would.
  */
-export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], o: { keyframeShiftS?: number; fastStart: boolean }): string[] {
+export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], keyframeShiftS = 0): string[] {
   // ffmpeg counts `t` from the first frame it encodes; a chunk's first frame lies `keyframeShiftS` past its segment boundary.
-  const shiftS = o.keyframeShiftS ?? 0;
-  const shift = shiftS > 0 ? `-${shiftS.toFixed(6)}` : '';
+  const shift = keyframeShiftS > 0 ? `-${keyframeShiftS.toFixed(6)}` : '';
   const args = [
     '-c:v',
     'libx264',
     '-preset',
     preset.x264Preset,
-    // Only the forced keyframes: the muxers cut fast-start pieces on every keyframe (packaging.ts), and a keyframe of
-    // x264's own (every 250 frames by default) inside a long segment would cut it in two there.
-    '-g',
-    String(NO_OWN_KEYFRAMES),
     '-sc_threshold',
     '0',
     '-force_key_frames',
-    keyframeTimes(preset.segmentSeconds, shift, o.fastStart),
+    `expr:gte(t,n_forced*${preset.segmentSeconds}${shift})`,
   ];
   renditions.forEach((r, i) => {
     const s = `v:${i}`;

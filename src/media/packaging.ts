@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Packaging, Preset } from './preset.ts';
-import { audioEncoderArgs, FAST_START_SECONDS, videoEncoderArgs, type PlannedRendition } from './ladder.ts';
+import { audioEncoderArgs, videoEncoderArgs, type PlannedRendition } from './ladder.ts';
 
 /** An audio or caption track as the outputs carry it: where ffmpeg reads it (`-map` spec) and how players label it. */
 export interface OutputTrack {
@@ -51,7 +51,7 @@ const languageTags = (kind: 'a' | 's', tracks: OutputTrack[]) =>
 /** Encoder (or copy) options of one output holding these rungs and every audio track, languages tagged. */
 function codecArgs(l: EncodeLayout, renditions: PlannedRendition[]): string[] {
   const copy = l.preset.noTranscoding || l.copy;
-  const args = copy ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions, { fastStart: true }) : [];
+  const args = copy ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
   if (l.audio.length > 0) args.push(...(copy ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
   return [...args, ...languageTags('a', l.audio)];
 }
@@ -71,10 +71,6 @@ function hlsArgs(l: EncodeLayout, dir: string): string[] {
     'hls',
     '-hls_time',
     String(l.preset.segmentSeconds),
-    // Fast start: the first segment's keyframes (ladder.ts) are cut into short segments. With an unbounded playlist
-    // ffmpeg cuts every segment on the first keyframe past this time, not only the first ones: right for a video we
-    // encoded (or stitched), whose only keyframes are the forced ones, wrong for a source copied with its own GOPs.
-    ...(l.preset.noTranscoding ? [] : ['-hls_init_time', String(FAST_START_SECONDS)]),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
     // end); the finishing step marks them VOD.
     '-hls_playlist_type',
