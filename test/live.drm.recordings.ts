@@ -188,10 +188,17 @@ export function drmRecordingCases(get: () => DrmChannel): void {
     console.log(`the players' clock: ${Date.parse(await time.text()) - Date.now()} ms from the test's`);
     const variant = await (await p.fetch(recHls.replace('master.m3u8', '180p.m3u8'))).text();
     expect(variant).not.toContain('#EXT-X-ENDLIST');
-    expect(sessionKeysOf(await (await p.fetch(recSampleAes)).text())).toEqual([
-      ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', '180p.m3u8'))).text()),
-      ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', 'audio.m3u8'))).text()),
-    ]);
+    // The video and the audio key (AudioVideoKeys), each from its media playlist once that lists a segment: on a loaded
+    // machine the recorder's pass may have written the audio playlist before its first segment was copied.
+    const mediaKeys = await until(
+      async () => [
+        ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', '180p.m3u8'))).text()),
+        ...asSessionKeys(await (await p.fetch(recSampleAes.replace('master.m3u8', 'audio.m3u8'))).text()),
+      ],
+      (keys) => keys.length === 2,
+      { timeoutMs: 30_000, what: "the running recording's SAMPLE-AES media playlists name their keys" },
+    );
+    expect(sessionKeysOf(await (await p.fetch(recSampleAes)).text())).toEqual(mediaKeys);
     expect(variant).toMatch(new RegExp(`#EXT-X-KEY:METHOD=AES-128,URI="[^"]+/aes128/${keyId}",IV=0x`));
     const clearKeyLicenseUrl = `${p.baseUrl}/drm/v1/licenses/clearkey`;
     // dash.js plays past what the MPD first listed: it refreshed it, with its keys, as it grew.
