@@ -75,8 +75,8 @@ it('hands a row held by the hand-off owner to the first who asks', async () => {
 
 describe('workUnderLease', () => {
   class Permanent extends Error {}
-  const held = (stopping: AbortSignal, log: string[]): LeasedWork => ({
-    leaseMs: 30,
+  const held = (stopping: AbortSignal, log: string[], leaseMs = 30): LeasedWork => ({
+    leaseMs,
     renew: async () => void log.push('renew'),
     giveBack: async () => void log.push('giveBack'),
     stopping,
@@ -96,16 +96,20 @@ describe('workUnderLease', () => {
     expect(existsSync(w.workDir)).toBe(false);
   });
 
+  // No renewal comes within these (a loaded machine took over 10 ms to make the folder): the log holds the outcome only.
+  const LONG_LEASE_MS = 60_000;
   it('gives the row back and rethrows for a retry; a permanent failure is failed instead, unless the process stops', async () => {
     const log: string[] = [];
-    await expect(workUnderLease(held(new AbortController().signal, log), () => Promise.reject(new Error('transient')))).rejects.toThrow('transient');
+    await expect(workUnderLease(held(new AbortController().signal, log, LONG_LEASE_MS), () => Promise.reject(new Error('transient')))).rejects.toThrow(
+      'transient',
+    );
     expect(log).toEqual(['giveBack']);
     log.length = 0;
-    await workUnderLease(held(new AbortController().signal, log), () => Promise.reject(new Permanent('bad source')));
+    await workUnderLease(held(new AbortController().signal, log, LONG_LEASE_MS), () => Promise.reject(new Permanent('bad source')));
     expect(log).toEqual(['fail: bad source']);
     log.length = 0;
     const stopping = new AbortController();
-    const w = held(stopping.signal, log);
+    const w = held(stopping.signal, log, LONG_LEASE_MS);
     const run = workUnderLease(
       w,
       (signal) =>
