@@ -1,4 +1,6 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { liveChannels } from '../src/modules/live/tables.ts';
 import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
 import { until } from './helpers/until.ts';
@@ -81,4 +83,19 @@ describeEachDb('Recorder: ranges the channel no longer holds', (kind) => {
     // A range that began before the timeline and ends inside it records what is kept.
     expect((await record(id, new Date(before - 60_000), new Date())).status).toBe(200);
   }, 180_000);
+
+  it('ends an open range whose channel stopped before it made anything of it: Error, not Live for good', async () => {
+    // On, held by an owner that makes nothing (a loaded encoder that had not finished a segment of the range yet).
+    const id = await channel('slow');
+    const held = { status: 'On' as const, leaseOwner: 'elsewhere', leaseUntil: new Date(Date.now() + 600_000) };
+    await p.ctx.db.update(liveChannels).set(held).where(eq(liveChannels.id, id));
+    const rec = await t.json('POST', '/cvr/v1/recordings', { source: { type: 'LiveChannel', liveChannelDetails: { channelId: id } } });
+    expect(rec.status, JSON.stringify(rec.body)).toBe(200);
+    const recording = async () => (await t.json('GET', `/cvr/v1/recordings/${rec.body.id}`)).body;
+    await until(recording, (r) => r.status === 'Live', { timeoutMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 2000));
+    await p.ctx.db.update(liveChannels).set({ status: 'Off', leaseOwner: null, leaseUntil: null }).where(eq(liveChannels.id, id));
+    const ended = await until(recording, (r) => r.status !== 'Live', { timeoutMs: 30_000 });
+    expect(ended).toMatchObject({ status: 'Error', errorMessage: expect.stringContaining('Nothing was recorded') });
+  }, 60_000);
 });

@@ -189,6 +189,12 @@ export async function recordStep(ctx: PlatformContext, rec: RecordingRow, owner:
     rec.copied = watermark;
     rec.recordedAt = new Date();
   }
+  // An open range whose channel runs but has made nothing of it yet: the stop that follows must end it too (as one with
+  // nothing recorded), not leave it Live for good.
+  if (endMs === undefined && rec.recordedAt === null && (await channelRunning(ctx, rec.tenantId, rec.channelId))) {
+    rec.recordedAt = new Date();
+    await ctx.db.update(recorderRecordings).set({ recordedAt: rec.recordedAt }).where(held);
+  }
   // Captions come seconds after their audio: the range never waits for them (one not yet made is left out).
   const media = tracks.filter((t) => t !== CAPTION_TRACK);
   const over =

@@ -87,7 +87,10 @@ export const recorderRecordings = pgTable(
     /** null: the channel had no DRM endpoints (the recording plays clear). */
     drm: jsonb('drm').$type<RecordingDrm>(),
     copied: jsonb('copied').$type<Record<string, number>>().notNull().default({}),
-    /** When the last segment was recorded: an open range ends once its channel stops producing. */
+    /**
+     * When the last segment was recorded (or, before the first, when the copy first saw its channel running): an open
+     * range ends once its channel stops producing, even one that stopped before anything of the range was made.
+     */
     recordedAt: dateTime('recorded_at'),
     /** The worker copying it and until when its claim holds. */
     ...leaseColumns(),
