@@ -90,6 +90,18 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await page.context().close();
   }, 180_000);
 
+  /** The segments the channel's recording has copied so far, as its catch-up playlist lists them. */
+  async function recordedSegments(): Promise<number> {
+    const [item] = (await t.json('GET', `/cvr/v1/recordings?channelId=${channelId}`)).body.items;
+    const rec = item && (await t.json('GET', `/cvr/v1/recordings/${item.id}`)).body;
+    const master = rec?.catchup?.endpoints?.[0]?.url as string | undefined;
+    if (!master) return 0;
+    const res = await fetch(master);
+    const variant = res.ok ? (await res.text()).split('\n').find((l) => l && !l.startsWith('#')) : undefined;
+    if (!variant) return 0;
+    return (await (await fetch(new URL(variant, master))).text()).split('#EXTINF').length - 1;
+  }
+
   it('starts the channel, previews what ffmpeg sends, records it with catch-up, and stops it: the recording becomes Available', async () => {
     const page = await signIn(browser, p.baseUrl, t.id, t.key);
     await page.goto(`${p.baseUrl}/console#/channels/${channelId}`);
@@ -99,7 +111,29 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await expect.poll(() => badgeOf(page).textContent(), { timeout: 120_000, interval: 1000 }).toBe('On');
     await expect.poll(() => page.getByRole('button', { name: 'Preview HLS' }).isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.getByRole('button', { name: 'Preview HLS' }).click();
-    await page.waitForFunction(() => (document.getElementById('player') as HTMLVideoElement).currentTime > 1, null, { timeout: 90_000 });
+    await page
+      .waitForFunction(() => (document.getElementById('player') as HTMLVideoElement).currentTime > 1, null, { timeout: 90_000 })
+      .catch(async (e) => {
+        // Seen once in CI: the preview never passed one second. What the page and the API said then.
+        const seen = await page.evaluate(() => {
+          const v = document.getElementById('player') as HTMLVideoElement;
+          return {
+            alerts: [...document.querySelectorAll('[role=alert]')].map((a) => a.textContent),
+            readyState: v.readyState,
+            paused: v.paused,
+            src: v.src,
+            networkState: v.networkState,
+            error: v.error?.message,
+            ended: v.ended,
+            hidden: v.hidden,
+            now: document.querySelector('.card p.muted')?.textContent,
+            t: v.currentTime,
+            buffered: [...Array(v.buffered.length).keys()].map((i) => [v.buffered.start(i), v.buffered.end(i)]),
+          };
+        });
+        console.log('preview did not play:', JSON.stringify(seen), JSON.stringify((await t.json('GET', `/live/v1/channels/${channelId}/status`)).body));
+        throw e;
+      });
 
     await page.getByLabel('Recording title').fill('The show');
     await page.getByRole('button', { name: 'Record', exact: true }).click();
@@ -107,6 +141,9 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await expect.poll(() => rec.locator('.badge').first().textContent(), { timeout: 60_000, interval: 1000 }).toBe('Live');
     await expect.poll(() => rec.getByRole('button', { name: 'Play catch-up HLS' }).count(), { timeout: 60_000, interval: 1000 }).toBe(1);
     await reviewScreen(page, SHOTS, 'console-channel-on-air');
+    // Stopped only once the recording holds a segment: a loaded encoder may not have made one of its range yet (the
+    // recording would then end as Error, nothing recorded).
+    await expect.poll(recordedSegments, { timeout: 60_000, interval: 1000 }).toBeGreaterThan(0);
 
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await expect.poll(() => badgeOf(page).textContent(), { timeout: 120_000, interval: 1000 }).toBe('Off');

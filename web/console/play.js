@@ -23,19 +23,35 @@ const kbps = (bps) => `${Math.round(bps / 1000)} kb/s`;
  * back to the player.
  */
 export async function play(video, endpoint, { onRenditions = () => {}, onError = () => {}, siblings = [], live = false } = {}) {
-  if (endpoint.format === 'HLS' && !video.canPlayType('application/vnd.apple.mpegurl')) {
-    const Hls = await load('hls.js', 'Hls');
-    if (!Hls.isSupported()) throw new Error('This browser cannot play HLS');
+  // hls.js wherever Media Source Extensions exist, the browser's own HLS only where they do not (iOS Safari): Chromium
+  // now answers canPlayType for HLS too, but its own player neither retries nor tells why a live playlist failed.
+  const Hls = endpoint.format === 'HLS' ? await load('hls.js', 'Hls') : undefined;
+  if (Hls?.isSupported()) {
     const hls = new Hls(live ? { liveDurationInfinity: true } : {});
     hls.on(Hls.Events.MANIFEST_PARSED, () =>
       onRenditions(hls.levels.map((l, i) => ({ id: String(i), height: l.height, label: `${l.height ? `${l.height}p · ` : ''}${kbps(l.bitrate)}` }))),
     );
-    hls.on(Hls.Events.ERROR, (_, d) => d.fatal && onError(new Error(`HLS: ${d.details}`)));
+    let stopped = false;
+    let recoveries = 0;
+    hls.on(Hls.Events.ERROR, (_, d) => {
+      if (!d.fatal) return;
+      onError(new Error(`HLS: ${d.details}`));
+      // A live channel that has just gone On may not have written its playlists yet, and a loaded server may miss one
+      // request: a viewer's player keeps asking, so does this one (hls.js' own retries are spent when it is fatal).
+      if (d.type === Hls.ErrorTypes.NETWORK_ERROR && live && recoveries++ < 60) {
+        setTimeout(() => stopped || hls.loadSource(endpoint.url), 2000);
+      } else if (d.type === Hls.ErrorTypes.MEDIA_ERROR && recoveries++ < 3) {
+        hls.recoverMediaError();
+      }
+    });
     hls.loadSource(endpoint.url);
     hls.attachMedia(video);
     video.play().catch(() => {});
     return {
-      stop: () => hls.destroy(),
+      stop: () => {
+        stopped = true;
+        hls.destroy();
+      },
       // currentLevel switches at once (the buffer is flushed), as a person choosing a quality expects.
       choose: (id) => (hls.currentLevel = id === 'auto' ? -1 : Number(id)),
     };
@@ -57,7 +73,8 @@ export async function play(video, endpoint, { onRenditions = () => {}, onError =
       },
     };
   }
-  // MP4: each file is one rendition; choosing another keeps the playhead.
+  if (Hls && !video.canPlayType('application/vnd.apple.mpegurl')) throw new Error('This browser cannot play HLS');
+  // MP4 (and HLS where the browser plays it itself): each file is one rendition; choosing another keeps the playhead.
   const files = [endpoint, ...siblings.filter((s) => s.url !== endpoint.url)];
   onRenditions(files.map((f) => ({ id: f.url, label: decodeURIComponent(f.url.split('?')[0].split('/').pop()) })));
   video.src = endpoint.url;

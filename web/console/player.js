@@ -7,7 +7,8 @@ import { play } from '/console/play.js';
  * hls.js for a live playlist.
  */
 export function playerCard({ title = 'Player', hint, live = false } = {}) {
-  const video = h('video', { id: 'player', controls: true, muted: true, playsInline: true, hidden: true, 'aria-label': `${title} video` });
+  // autoplay, not only play(): a play() made while the player attaches its source can be cut off by that load.
+  const video = h('video', { id: 'player', controls: true, muted: true, autoplay: true, playsInline: true, hidden: true, 'aria-label': `${title} video` });
   const nowPlaying = h('p', { class: 'muted' }, hint);
   const quality = h('select', { id: 'quality', disabled: true }, h('option', { value: 'auto' }, 'Auto'));
   const qualityRow = h('div', { class: 'inline-field', hidden: true }, h('label', { for: 'quality' }, 'Quality'), quality);
@@ -15,6 +16,8 @@ export function playerCard({ title = 'Player', hint, live = false } = {}) {
   let engine;
 
   quality.addEventListener('change', () => engine?.choose(quality.value));
+  // An error the player recovered from is no longer shown once the video plays.
+  video.addEventListener('playing', () => alert.show());
 
   function stop() {
     engine?.stop();
