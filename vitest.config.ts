@@ -12,6 +12,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/globalSetup.ts'],
     testTimeout: 60_000,
+    // In CI only, a failed test runs once more: the suite is about 4,000 s of ffmpeg, Chromium and databases
+    // on two cores, and the live media tests that race the wall clock (a recognizer keeping up with speech, a takeover,
+    // an encoder finishing a segment before a stop) fail one run in several under that load. A test that fails twice
+    // in a row still fails CI; each one seen failing once is listed as a bug or a timing to fix in the issue notes.
+    retry: process.env.CI ? 1 : 0,
     hookTimeout: 60_000,
     pool: 'forks',
     // Two cores: media tests run ffmpeg, so two files at a time is the most the machine takes.
