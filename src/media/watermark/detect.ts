@@ -16,7 +16,7 @@ export interface MarkReference {
 /** A suspect matches an asset's pictures when their shapes correlate at least this well (1 = identical). */
 export const MIN_CONTENT_MATCH = 0.9;
 /** Pictures this close to a segment boundary are left out: after re-encoding either neighbour may show there. */
-const BOUNDARY_MARGIN_S = 0.25;
+export const BOUNDARY_MARGIN_S = 0.25;
 
 const frameCount = (grid: Buffer) => Math.floor(grid.length / GRID_CELLS);
 

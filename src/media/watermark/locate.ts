@@ -1,4 +1,4 @@
-import type { MarkReference } from './detect.ts';
+import { BOUNDARY_MARGIN_S, MIN_CONTENT_MATCH, type MarkReference } from './detect.ts';
 import { centre, dotOf, fitGeometry, IDENTITY, norms, referencePictures, warpOf, warpPicture, type Geometry, type GeometryFit } from './geometry.ts';
 import { GRID_CELLS } from './pattern.ts';
 import { SAMPLE_FPS } from './prepare.ts';
@@ -15,10 +15,6 @@ import { SUSPECT_CELLS, SUSPECT_FPS, suspectCount } from './suspect.ts';
 /** Suspect pictures per reference picture. */
 const RATE = SUSPECT_FPS / SAMPLE_FPS;
 
-/** A suspect matches an asset's picture when their shapes correlate at least this well (1 = identical). */
-export const MIN_CONTENT_MATCH = 0.9;
-/** Pictures this close to a segment boundary are left out: after re-encoding either neighbour may show there. */
-const BOUNDARY_MARGIN_S = 0.25;
 /** At least this many reference pictures (3 s) must line up for an asset to be recognised at all. */
 const MIN_PLACED = 3 * SAMPLE_FPS;
 /** ... and at least this share of what the suspect's duration could cover. */
