@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { mpdDurationMs } from '../src/media/finish.ts';
 import { listFiles } from '../src/media/files.ts';
 import { readMediaPlaylist } from '../src/media/hls.ts';
 import { inspect } from '../src/media/inspect.ts';
-import { transcode, type SourceTrack, type TranscodeResult } from '../src/media/transcode.ts';
+import { transcode, type PublishSink, type SourceTrack, type TranscodeResult } from '../src/media/transcode.ts';
 import { PRESETS } from '../src/modules/transcoder/presets.ts';
 import { makeClip, parseMaster, probeOutput, rung, tempDir, testPreset } from './helpers/media.ts';
 
@@ -254,20 +255,42 @@ describe('DASH and CMAF', () => {
   });
 });
 
+/** Where a published output goes: a folder, as the fs store keeps it. */
+const folderSink = (root: string): PublishSink => ({
+  putFile: async (path, from) => {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await copyFile(from, join(root, path));
+  },
+  putText: async (path, text) => {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), text);
+  },
+  playable: async () => {},
+  failed: (e) => {
+    throw e;
+  },
+});
+
 describe('MP4 downloads', () => {
   const isFastStart = (file: string) => {
     const bytes = readFileSync(file);
     return bytes.indexOf('moov') > 0 && bytes.indexOf('moov') < bytes.indexOf('mdat');
   };
 
-  it('cuts one fast-start MP4 per rung from the HLS encode, with every audio track and the captions', async () => {
+  // Published while it encodes, the output starts fast: the video and the audio are muxed by two processes.
+  it.each([false, true])('cuts one fast-start MP4 per rung from the HLS encode, with every audio track and the captions (published: %s)', async (published) => {
     const outDir = out();
+    const store = out();
     const r = await transcode({
       input: src,
       tracks: [ENG, FRA, CAPTIONS],
-      preset: testPreset({ packaging: ['hls', 'mp4'], ladder: [rung('360p', 640, 360, 600), rung('180p', 320, 180, 250)] }),
+      preset: testPreset({ packaging: ['hls', 'mp4'], segmentSeconds: 2, ladder: [rung('360p', 640, 360, 600), rung('180p', 320, 180, 250)] }),
       outDir,
+      publish: published ? folderSink(store) : undefined,
     });
+    const rung360 = readFileSync(join(outDir, 'hls/360p/index.m3u8'), 'utf8');
+    expect([...rung360.matchAll(/#EXTINF:([\d.]+)/g)].map((m) => Math.round(Number(m[1])))).toEqual(published ? [1, 1, 1] : [2, 1]);
+    if (published) expect(existsSync(join(store, 'hls/master.m3u8'))).toBe(true);
     expect(r.endpoints.map((e) => [e.format, e.manifest, e.rendition])).toEqual([
       ['HLS', 'hls/master.m3u8', undefined],
       ['MP4', 'mp4/360p.mp4', '360p'],

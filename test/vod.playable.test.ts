@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { makeClip, tempDir } from './helpers/media.ts';
+import { inspect } from '../src/media/inspect.ts';
+import { makeClip, parseMaster, tempDir } from './helpers/media.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
 import { uploadFile } from './helpers/upload.ts';
@@ -15,6 +16,12 @@ const TEST_MS = 600_000;
 const WAIT = { timeoutMs: 240_000, everyMs: 100 };
 
 const segmentsOf = (playlist: string) => playlist.split('\n').filter((l) => l && !l.startsWith('#'));
+const durationsOf = (playlist: string) =>
+  playlist
+    .split('\n')
+    .filter((l) => l.startsWith('#EXTINF:'))
+    .map((l) => Number.parseFloat(l.slice(8)));
+const startOf = async (url: string) => (await inspect(url)).streams[0]?.startTime ?? Number.NaN;
 const text = async (url: string) => {
   const res = await fetch(url);
   return { status: res.status, cache: res.headers.get('cache-control'), body: await res.text() };
@@ -88,6 +95,11 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
       expect(first.body).not.toContain('#EXT-X-ENDLIST');
       const firstSegments = segmentsOf(first.body);
       expect(firstSegments.length).toBeGreaterThan(0);
+      // Fast start: the first segment is one second of video, all a player waits for; the audio, made beside it by a
+      // process of its own, is there already (the growing master names it).
+      expect(durationsOf(first.body)[0]).toBeCloseTo(1, 1);
+      const audioPlaylist = new URL(parseMaster(master.body).media.find((m) => m.TYPE === 'AUDIO')!.URI, hls.url).href;
+      expect(segmentsOf((await text(audioPlaylist)).body).length).toBeGreaterThan(0);
       // Every segment it names is there to fetch.
       for (const s of firstSegments) {
         const res = await fetch(new URL(s, variant));
@@ -131,6 +143,15 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
         .filter((l) => l.startsWith('#EXTINF:'))
         .reduce((s, l) => s + Number.parseFloat(l.slice(8)), 0);
       expect(seconds).toBeGreaterThan(SOURCE_SECONDS - 1);
+      // The first segment's time in one-second segments, the preset's 4 s after it; the audio in 4 s segments from
+      // its start, as long as the video, and on its clock: AAC begins its 1024 priming samples before the first frame.
+      expect(durationsOf(vod.body).slice(0, 6).map(Math.round)).toEqual([1, 1, 1, 1, 4, 4]);
+      const audioVod = (await text(audioPlaylist)).body;
+      expect(durationsOf(audioVod).slice(0, 3).map(Math.round)).toEqual([4, 4, 4]);
+      expect(durationsOf(audioVod).reduce((a, b) => a + b, 0)).toBeCloseTo(seconds, 0);
+      const videoStart = await startOf(new URL(segmentsOf(vod.body)[0], variant).href);
+      const audioStart = await startOf(new URL(segmentsOf(audioVod)[0], audioPlaylist).href);
+      expect(audioStart + 1024 / 48_000).toBeCloseTo(videoStart, 3);
 
       // The webhook said so, before the asset turned Available.
       const mine = () => receiver.received.map((r) => r.json).filter((e) => e?.source === `/tenant/${t.id}`);

@@ -82,7 +82,7 @@ export async function encodeVideoChunk(req: TranscodeRequest, chunk: SourceChunk
     '-filter_complex',
     graph.join(';'),
     ...videoMaps.flatMap((m) => ['-map', m]),
-    ...videoEncoderArgs(req.preset, renditions, firstFrameShift(chunk.startS, video.stream.frameRate)),
+    ...videoEncoderArgs(req.preset, renditions, { shiftS: firstFrameShift(chunk.startS, video.stream.frameRate) }),
     '-an',
     '-sn',
     '-f',

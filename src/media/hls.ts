@@ -138,6 +138,35 @@ export async function writeMasterPlaylist(
   await writeFile(path, `${lines.join('\n')}\n`);
 }
 
+/**
+ * The master playlist of an output still encoding, before any segment exists to measure: bandwidths from the
+ * ladder's settings (the peak is the rung's maxrate), the audio as one group. `writeMasterPlaylist` replaces it when
+ * the output is finished.
+ */
+export async function writeGrowingMaster(
+  path: string,
+  { variants, audio }: { variants: (MasterVariant & { peakKbps: number; averageKbps: number })[]; audio: (MasterRendition & { kbps: number })[] },
+): Promise<void> {
+  const dir = dirname(path);
+  const uri = (p: string) => relative(dir, p).split('\\').join('/');
+  const audioKbps = Math.max(0, ...audio.map((a) => a.kbps));
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:6', '#EXT-X-INDEPENDENT-SEGMENTS'];
+  audio.forEach((a, i) => {
+    const attrs = ['TYPE=AUDIO', 'GROUP-ID="audio"', `NAME=${quote(a.name)}`, `DEFAULT=${i === 0 ? 'YES' : 'NO'}`, 'AUTOSELECT=YES'];
+    if (a.language) attrs.push(`LANGUAGE=${quote(a.language)}`);
+    lines.push(`#EXT-X-MEDIA:${attrs.join(',')},URI=${quote(uri(a.playlist))}`);
+  });
+  for (const v of variants) {
+    const attrs = [
+      `BANDWIDTH=${(v.peakKbps + audioKbps) * 1000}`,
+      `AVERAGE-BANDWIDTH=${(v.averageKbps + audioKbps) * 1000}`,
+      `RESOLUTION=${v.width}x${v.height}`,
+    ];
+    lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${audio.length > 0 ? ',AUDIO="audio"' : ''}`, uri(v.playlist));
+  }
+  await writeFile(path, `${lines.join('\n')}\n`);
+}
+
 /** Declares a finished media playlist VOD (players may then cache it and show the whole timeline). */
 export async function markVod(path: string): Promise<void> {
   const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => !l.startsWith('#EXT-X-PLAYLIST-TYPE:'));

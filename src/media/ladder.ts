@@ -76,27 +76,31 @@ export function scaleGraph(input: string, renditions: PlannedRendition[]): { gra
   return { graph, outputs };
 }
 
+/** Where an output's keyframes fall beyond every segment boundary (see `videoEncoderArgs`). */
+export interface Keyframes {
+  /** The chunked path: a chunk's first frame lies this far (seconds) past its segment boundary. */
+  shiftS?: number;
+  /** Fast start: the first segment's time is cut into segments of this many seconds (a keyframe on each). */
+  fastStartS?: number;
+}
+
 /**
  * H.264 options for the video streams of one output, in the order of its rungs. Keyframes are forced on every
  * segment boundary (and scene cuts may not add others), so every rung can be cut at the same instants and players
- * switch rungs cleanly. The chunked path gives `keyframeShiftS` so that its chunks cut where one pass would.
+ * switch rungs cleanly. The chunked path gives `shiftS` so that its chunks cut where one pass would; fast start gives
+ * `fastStartS`, a keyframe every `fastStartS` within the first segment and on every boundary after it.
  */
-export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], keyframeShiftS = 0): string[] {
-  // ffmpeg counts `t` from the first frame it encodes; a chunk's first frame lies `keyframeShiftS` past its segment boundary.
-  const shift = keyframeShiftS > 0 ? `-${keyframeShiftS.toFixed(6)}` : '';
-  const args = [
-    '-c:v',
-    'libx264',
-    '-preset',
-    preset.x264Preset,
-    '-sc_threshold',
-    '0',
-    '-force_key_frames',
-    `expr:gte(t,n_forced*${preset.segmentSeconds}${shift})`,
-  ];
+export function videoEncoderArgs(preset: Preset, renditions: PlannedRendition[], { shiftS = 0, fastStartS }: Keyframes = {}): string[] {
+  const s = preset.segmentSeconds;
+  // ffmpeg counts `t` from the first frame it encodes; a chunk's first frame lies `shiftS` past its segment boundary.
+  const shift = shiftS > 0 ? `-${shiftS.toFixed(6)}` : '';
+  // n_forced counts the keyframes forced so far: the first segment holds s / fastStartS of them.
+  const head = fastStartS ? s / fastStartS : 0;
+  const forced = head ? `expr:if(lt(t,${s}-0.001),gte(t,n_forced*${fastStartS}),gte(t,${s}*(n_forced-${head - 1})))` : `expr:gte(t,n_forced*${s}${shift})`;
+  const args = ['-c:v', 'libx264', '-preset', preset.x264Preset, '-sc_threshold', '0', '-force_key_frames', forced];
   renditions.forEach((r, i) => {
-    const s = `v:${i}`;
-    args.push(`-b:${s}`, `${r.videoBitrateKbps}k`, `-maxrate:${s}`, `${r.maxrateKbps}k`, `-bufsize:${s}`, `${r.maxrateKbps * 2}k`, `-profile:${s}`, r.profile);
+    const v = `v:${i}`;
+    args.push(`-b:${v}`, `${r.videoBitrateKbps}k`, `-maxrate:${v}`, `${r.maxrateKbps}k`, `-bufsize:${v}`, `${r.maxrateKbps * 2}k`, `-profile:${v}`, r.profile);
   });
   return args;
 }

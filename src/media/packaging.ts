@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Packaging, Preset } from './preset.ts';
-import { audioEncoderArgs, videoEncoderArgs, type PlannedRendition } from './ladder.ts';
+import { audioEncoderArgs, videoEncoderArgs, type Keyframes, type PlannedRendition } from './ladder.ts';
 
 /** An audio or caption track as the outputs carry it: where ffmpeg reads it (`-map` spec) and how players label it. */
 export interface OutputTrack {
@@ -48,29 +48,61 @@ export const validLanguage = (l?: string) => (l && LANGUAGE.test(l) ? l : undefi
 const languageTags = (kind: 'a' | 's', tracks: OutputTrack[]) =>
   tracks.flatMap((t, k) => (validLanguage(t.language) ? [`-metadata:s:${kind}:${k}`, `language=${t.language}`] : []));
 
-/** Encoder (or copy) options of one output holding these rungs and every audio track, languages tagged. */
-function codecArgs(l: EncodeLayout, renditions: PlannedRendition[]): string[] {
+/** Encoder (or copy) options of one output holding these rungs and these audio tracks, languages tagged. */
+function codecArgs(l: EncodeLayout, renditions: PlannedRendition[], audio = l.audio, keyframes?: Keyframes): string[] {
   const copy = l.preset.noTranscoding || l.copy;
-  const args = copy ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions) : [];
-  if (l.audio.length > 0) args.push(...(copy ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
-  return [...args, ...languageTags('a', l.audio)];
+  const args = copy ? ['-c:v', 'copy'] : renditions.length > 0 ? videoEncoderArgs(l.preset, renditions, keyframes) : [];
+  if (audio.length > 0) args.push(...(copy ? ['-c:a', 'copy'] : audioEncoderArgs(l.preset)));
+  return [...args, ...languageTags('a', audio)];
 }
 
 const maps = (targets: string[]) => targets.flatMap((m) => ['-map', m]);
 
-function hlsArgs(l: EncodeLayout, dir: string): string[] {
-  const groups = l.audio.length > 0 ? ',agroup:audio' : '';
+/** Fast start: the first segment's time in segments of this many seconds (docs/decisions/vod-assets.md). */
+export const FAST_START_SEGMENT_S = 1;
+
+/**
+ * Where both processes of a fast start put the source's zero on the MPEG-TS clock, ahead of the muxer's own 1.4 s:
+ * far enough that no stream's first decode time is negative, which each muxer would otherwise shift away by its own
+ * stream's amount (the video's B-frame delay, the audio's AAC priming), and the two would drift apart by the difference.
+ */
+const FAST_START_TS_OFFSET_S = 1;
+
+/**
+ * Whether an output starts fast: an HLS (MPEG-TS) ladder encoded here and published while it encodes. Its video rungs
+ * begin with one-second segments, and its audio and captions are made by a second process that runs ahead of the
+ * video, so that the first video segment is all a player waits for. Encrypted outputs are never published while
+ * encoding; a copy cannot place keyframes; DASH's muxer has no shorter first segments.
+ */
+export const startsFast = (l: EncodeLayout): boolean =>
+  packagingOf(l.preset).streaming === 'hls' &&
+  !l.preset.protection &&
+  !l.preset.noTranscoding &&
+  !l.copy &&
+  l.renditions.length > 0 &&
+  l.preset.segmentSeconds > FAST_START_SEGMENT_S;
+
+/** The HLS muxer over the video rungs and audio tracks given (a fast start muxes them in two processes). */
+function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' = 'all'): string[] {
+  const renditions = part === 'audio' ? [] : l.renditions;
+  const audio = part === 'video' ? [] : l.audio;
+  const groups = part === 'all' && l.audio.length > 0 ? ',agroup:audio' : '';
   const streamMap = [
-    ...l.renditions.map((r, i) => `v:${i}${groups},name:${safeName(r.name)}`),
-    ...l.audio.map((_, k) => `a:${k}${groups},name:${audioName(k)}${k === 0 ? ',default:yes' : ''}`),
+    ...renditions.map((r, i) => `v:${i}${groups},name:${safeName(r.name)}`),
+    ...audio.map((_, k) => `a:${k}${groups},name:${audioName(k)}${k === 0 && groups ? ',default:yes' : ''}`),
   ].join(' ');
+  const fast = part !== 'all';
   return [
-    ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
-    ...codecArgs(l, l.renditions),
+    ...maps([...(part === 'audio' ? [] : l.videoMaps), ...audio.map((a) => a.map)]),
+    ...codecArgs(l, renditions, audio, fast ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
+    ...(fast ? ['-output_ts_offset', String(FAST_START_TS_OFFSET_S)] : []),
     '-f',
     'hls',
     '-hls_time',
     String(l.preset.segmentSeconds),
+    // With an unbounded playlist ffmpeg cuts every segment at this time, so only the video gets it: its keyframes (the
+    // only places a video segment can end) fall every second in the first segment and on the boundaries after it.
+    ...(part === 'video' ? ['-hls_init_time', String(FAST_START_SEGMENT_S)] : []),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
     // end); the finishing step marks them VOD.
     '-hls_playlist_type',
@@ -82,8 +114,8 @@ function hlsArgs(l: EncodeLayout, dir: string): string[] {
     '-hls_segment_filename',
     join(dir, '%v', 'seg_%05d.ts'),
     // ffmpeg's own master playlist makes the output playable while it is being written; ours replaces it at the end.
-    '-master_pl_name',
-    'master.m3u8',
+    // A fast start's two processes each see half of it: the caller writes one (`writeGrowingMaster`).
+    ...(fast ? [] : ['-master_pl_name', 'master.m3u8']),
     '-var_stream_map',
     streamMap,
     join(dir, '%v', 'index.m3u8'),
@@ -157,10 +189,25 @@ export async function outputArgs(l: EncodeLayout): Promise<string[]> {
     await mkdir(dir, { recursive: true });
     return mp4Args(l, dir);
   }
-  const dir = join(l.outDir, streaming);
-  await mkdir(l.captions.length > 0 ? join(dir, 'subs') : dir, { recursive: true });
+  const dir = await streamingDir(l, streaming);
   const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf');
   return [...muxer, ...captionArgs(l, dir)];
+}
+
+/**
+ * Output options of a fast start's two processes (`startsFast`): the video rungs in one, the audio tracks and the
+ * captions in the other (empty when the output has neither).
+ */
+export async function fastStartArgs(l: EncodeLayout): Promise<{ video: string[]; side: string[] }> {
+  const dir = await streamingDir(l, 'hls');
+  const side = [...(l.audio.length > 0 ? hlsArgs(l, dir, 'audio') : []), ...captionArgs(l, dir)];
+  return { video: hlsArgs(l, dir, 'video'), side };
+}
+
+async function streamingDir(l: EncodeLayout, streaming: Exclude<Packaging, 'mp4'>): Promise<string> {
+  const dir = join(l.outDir, streaming);
+  await mkdir(l.captions.length > 0 ? join(dir, 'subs') : dir, { recursive: true });
+  return dir;
 }
 
 /** Adds the caption files to an MPD as side-loaded WebVTT adaptation sets (dash.js and Shaka read them). */

@@ -3,7 +3,7 @@ import { MediaError } from './ffmpeg.ts';
 import { firstVideo, inspect, isStillImage, type MediaInfo, type StreamInfo } from './inspect.ts';
 import { planRenditions, scaleGraph, type PlannedRendition } from './ladder.ts';
 import { overlayFilterGraph, overlayInputArgs, overlayWindows, placementProblems, type PlacedOverlay } from './overlays.ts';
-import { outputArgs, packagingOf, type EncodeLayout, type OutputTrack } from './packaging.ts';
+import { fastStartArgs, outputArgs, packagingOf, startsFast, type EncodeLayout, type OutputTrack } from './packaging.ts';
 import type { OutputEncryption } from './protect.ts';
 import type { PublishSink } from './progressive.ts';
 
@@ -44,6 +44,8 @@ export interface TranscodeRequest {
 /** The encoding step, planned: the exact ffmpeg arguments, and what the finishing steps need to know about them. */
 export interface TranscodePlan {
   args: string[];
+  /** A fast start's second process (`startsFast`): the audio and the captions, run beside `args`. */
+  sideArgs?: string[];
   layout: EncodeLayout;
   source: MediaInfo;
   durationMs: number;
@@ -247,6 +249,8 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
   const sources = new Sources(req);
   const source = await sources.main();
   const { video, audio, captions } = await pickTracks(req, sources, source);
+  // The files the audio and captions come from: every input so far (the overlays' pictures come after).
+  const trackInputs = [...sources.inputs.args];
 
   const overlays = req.overlays ?? [];
   if (overlays.length > 0 && (preset.noTranscoding || !video)) {
@@ -257,15 +261,17 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
 
   const { graph, renditions, videoMaps } = video ? await planVideo(req, sources, video) : { graph: [], renditions: [], videoMaps: [] };
   const layout: EncodeLayout = { outDir: req.outDir, preset, renditions, videoMaps, audio, captions };
-  const args = [
-    '-y',
-    '-progress',
-    'pipe:1',
-    '-stats_period',
-    '0.5',
-    ...sources.inputs.args,
-    ...(graph.length > 0 ? ['-filter_complex', graph.join(';')] : []),
-    ...(await outputArgs(layout)),
-  ];
-  return { args, layout, source, durationMs: req.durationMs ?? source.durationMs, redact: sources.redact };
+  const head = ['-y', '-progress', 'pipe:1', '-stats_period', '0.5'];
+  const filters = graph.length > 0 ? ['-filter_complex', graph.join(';')] : [];
+  const plan = { layout, source, durationMs: req.durationMs ?? source.durationMs, redact: sources.redact };
+  // Only an output published while it encodes has a first segment worth hurrying.
+  if (req.publish && startsFast(layout)) {
+    const { video: videoArgs, side } = await fastStartArgs(layout);
+    return {
+      ...plan,
+      args: [...head, ...sources.inputs.args, ...filters, ...videoArgs],
+      sideArgs: side.length > 0 ? ['-y', ...trackInputs, ...side] : undefined,
+    };
+  }
+  return { ...plan, args: [...head, ...sources.inputs.args, ...filters, ...(await outputArgs(layout))] };
 }

@@ -1,7 +1,10 @@
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { runFfmpeg } from './ffmpeg.ts';
-import { finishOutputs, type TranscodeEndpoint } from './finish.ts';
-import { planTranscode, type TranscodeRequest } from './plan.ts';
+import { finishOutputs, mediaPlaylists, type TranscodeEndpoint } from './finish.ts';
+import { writeGrowingMaster } from './hls.ts';
+import { validLanguage, type EncodeLayout } from './packaging.ts';
+import { planTranscode, type TranscodePlan, type TranscodeRequest } from './plan.ts';
 import { ProgressParser } from './progress.ts';
 import { protectOutput } from './protect.ts';
 import { publishWhileEncoding } from './progressive.ts';
@@ -45,9 +48,10 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     }
   };
   const parser = new ProgressParser(plan.durationMs, (p) => report(Math.min(p, 99)));
+  if (plan.sideArgs) await writeFastStartMaster(plan.layout);
   const publisher = req.publish && !req.preset.protection ? publishWhileEncoding(plan.layout, req.publish) : undefined;
   try {
-    await runFfmpeg(plan.args, { signal: req.signal, redact: plan.redact, onStdout: (chunk) => parser.push(chunk) });
+    await encode(plan, req.signal, (chunk) => parser.push(chunk));
   } finally {
     await publisher?.stop();
   }
@@ -68,4 +72,36 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     published: new Set(publisher?.stored),
     timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
   };
+}
+
+/** Runs the plan's encoding process, and a fast start's second one beside it: either failing stops the other. */
+async function encode(plan: TranscodePlan, signal: AbortSignal | undefined, onStdout: (chunk: string) => void): Promise<void> {
+  if (!plan.sideArgs) return void (await runFfmpeg(plan.args, { signal, redact: plan.redact, onStdout }));
+  const failed = new AbortController();
+  const both = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
+  const run = (args: string[], out?: (chunk: string) => void) =>
+    runFfmpeg(args, { signal: both, redact: plan.redact, onStdout: out }).catch((e: unknown) => {
+      failed.abort(e);
+      throw e;
+    });
+  const results = await Promise.allSettled([run(plan.args, onStdout), run(plan.sideArgs)]);
+  // The first failure is the cause; the other process was stopped because of it.
+  const first = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (first) throw failed.signal.aborted && !signal?.aborted ? failed.signal.reason : first.reason;
+}
+
+/** A fast start's master playlist: its two processes each mux half of the output, so neither writes one. */
+async function writeFastStartMaster(layout: EncodeLayout): Promise<void> {
+  const dir = join(layout.outDir, 'hls');
+  const { video, audio } = mediaPlaylists(layout, dir, false);
+  await writeGrowingMaster(join(dir, 'master.m3u8'), {
+    variants: layout.renditions.map((r, i) => ({
+      playlist: video[i],
+      width: r.width,
+      height: r.height,
+      peakKbps: r.maxrateKbps,
+      averageKbps: r.videoBitrateKbps,
+    })),
+    audio: layout.audio.map((a, k) => ({ playlist: audio[k], name: a.name, language: validLanguage(a.language), kbps: layout.preset.audio.bitrateKbps })),
+  });
 }

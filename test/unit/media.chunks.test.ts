@@ -21,7 +21,7 @@ describe('the chunked path cuts a source on segment boundaries', () => {
   });
 
   it('forces keyframes on the one-pass segment boundaries from a chunk whose first frame lies past its start', () => {
-    const args = videoEncoderArgs(testPreset({ segmentSeconds: 4 }), [], 0.008);
+    const args = videoEncoderArgs(testPreset({ segmentSeconds: 4 }), [], { shiftS: 0.008 });
     expect(args[args.indexOf('-force_key_frames') + 1]).toBe('expr:gte(t,n_forced*4-0.008000)');
   });
 
