@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { planTranscode } from '../src/media/plan.ts';
-import { transcode } from '../src/media/transcode.ts';
+import { transcode, type PublishSink } from '../src/media/transcode.ts';
 import { presetById } from '../src/modules/transcoder/presets.ts';
 import { throughApi } from './transcode-api.ts';
 
@@ -64,6 +64,7 @@ export async function run(args: string[] = []): Promise<void> {
     // Pairs in ABBA order, so a machine that gets busier or quieter during the run weighs on both sides alike.
     const pairs = Number(process.env.BENCH_PAIRS ?? 2);
     const hand: Timing[] = [];
+    const fast: Timing[] = [];
     const pipeline: Timing[] = [];
     const api: Timing[] = [];
     let rungs = '';
@@ -71,6 +72,16 @@ export async function run(args: string[] = []): Promise<void> {
       rmSync(join(dir, 'hand'), { recursive: true, force: true });
       await planTranscode({ ...request, outDir: join(dir, 'hand') }); // recreates the output directories
       hand.push(await timed(join(dir, 'hand'), () => spawnQuiet(command)));
+    };
+    // Fast start by hand: the two commands an output published while it encodes runs (the video rungs; the audio beside
+    // them), run directly; first playable when every rung's playlist and the audio's list a segment.
+    const fastPlan = await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
+    const top = fastPlan.layout.renditions[0]!.name;
+    const fastCommands = [fastPlan.args, fastPlan.sideArgs ?? []].map((a) => [ffmpegPath(), '-hide_banner', '-nostdin', '-loglevel', 'error', ...a]);
+    const runFastHand = async () => {
+      rmSync(join(dir, 'fast'), { recursive: true, force: true });
+      await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
+      fast.push(await timed(join(dir, 'fast'), () => Promise.all(fastCommands.map(spawnQuiet)).then(() => {}), everyPlaylistListsASegment));
     };
     const runPipeline = async () => {
       const outDir = join(dir, `pipeline-${pipeline.length}`);
@@ -91,11 +102,13 @@ export async function run(args: string[] = []): Promise<void> {
     for (let i = 0; i < pairs; i++) {
       if (i % 2 === 0) {
         await runHand();
+        await runFastHand();
         await runPipeline();
         await runApi();
       } else {
         await runApi();
         await runPipeline();
+        await runFastHand();
         await runHand();
       }
     }
@@ -111,6 +124,7 @@ export async function run(args: string[] = []): Promise<void> {
     console.log('| run | wall times | mean | speed (real time) | time to first playable (mean) |');
     console.log('|---|---|---|---|---|');
     console.log(row('ffmpeg by hand (baseline)', hand));
+    console.log(row('fast start by hand (its two commands)', fast));
     console.log(row('transcode()', pipeline));
     console.log(row('API: upload → Available (first playable: from POST /vod/v1/assets)', api));
     const ratio = (side: Timing[], f: (t: Timing) => number) => (mean(side.map(f)) / mean(hand.map(f))).toFixed(3);
@@ -119,6 +133,12 @@ export async function run(args: string[] = []): Promise<void> {
     );
     console.log(
       `ratio API (upload → Available) / by hand: wall time ${ratio(api, (t) => t.wallMs)}, time to first playable ${ratio(api, (t) => t.firstPlayableMs)}`,
+    );
+    console.log(
+      `ratio API / fast start by hand: time to first playable ${(mean(api.map((t) => t.firstPlayableMs)) / mean(fast.map((t) => t.firstPlayableMs))).toFixed(3)}`,
+    );
+    console.log(
+      `quality of the top rung against the source (last runs): ${await quality(join(dir, 'hand'), source, top)} one pass; ${await quality(join(dir, 'fast'), source, top)} fast start`,
     );
     console.log(
       `transcode() outside ffmpeg (probing, planning, master and caption playlists): ${pipeline.map((t) => `${(t.outsideFfmpegMs! / 1000).toFixed(2)} s`).join(', ')}`,
@@ -140,12 +160,15 @@ interface Timing {
   outsideFfmpegMs?: number;
 }
 
+/** Planning a fast start: only whether an output is published decides it; the bench runs the commands by hand. */
+const NO_SINK: PublishSink = { putFile: async () => {}, putText: async () => {}, playable: async () => {}, failed: () => {} };
+
 /** Wall time of `work`, and when `outDir/hls` first held a master playlist and a rung playlist listing a segment. */
-async function timed(outDir: string, work: () => Promise<void>): Promise<Timing> {
+async function timed(outDir: string, work: () => Promise<void>, isPlayable = playable): Promise<Timing> {
   const start = performance.now();
   let firstPlayableMs = Number.NaN;
   const watch = setInterval(() => {
-    if (Number.isNaN(firstPlayableMs) && playable(join(outDir, 'hls'))) firstPlayableMs = performance.now() - start;
+    if (Number.isNaN(firstPlayableMs) && isPlayable(join(outDir, 'hls'))) firstPlayableMs = performance.now() - start;
   }, 50);
   try {
     await work();
@@ -164,6 +187,38 @@ function playable(hlsDir: string): boolean {
     .find((l) => l.trim() && !l.startsWith('#'));
   const playlist = rung && join(hlsDir, rung.trim());
   return !!playlist && existsSync(playlist) && readFileSync(playlist, 'utf8').includes('#EXTINF');
+}
+
+/** Every rung's playlist and every audio playlist under `hlsDir` lists a segment. */
+function everyPlaylistListsASegment(hlsDir: string): boolean {
+  const folders = existsSync(hlsDir) ? readdirSync(hlsDir).filter((d) => existsSync(join(hlsDir, d, 'index.m3u8')) || !d.includes('.')) : [];
+  return (
+    folders.length > 0 &&
+    folders.every((d) => existsSync(join(hlsDir, d, 'index.m3u8')) && readFileSync(join(hlsDir, d, 'index.m3u8'), 'utf8').includes('#EXTINF'))
+  );
+}
+
+/** SSIM (ffmpeg's own filter) of the top rung of an HLS output against the source, and that rung's average bit rate. */
+async function quality(outDir: string, source: string, rung: string): Promise<string> {
+  const playlist = join(outDir, 'hls', rung, 'index.m3u8');
+  const stats = join(outDir, 'ssim.log');
+  await runFfmpeg([
+    '-i',
+    playlist,
+    '-i',
+    source,
+    '-lavfi',
+    `[0:v]setpts=PTS-STARTPTS[a];[1:v]setpts=PTS-STARTPTS[b];[a][b]ssim=stats_file=${stats}`,
+    '-f',
+    'null',
+    '-',
+  ]);
+  const frames = [...readFileSync(stats, 'utf8').matchAll(/All:([\d.]+)/g)].map((m) => Number(m[1]));
+  const ssim = (frames.reduce((a, b) => a + b, 0) / frames.length).toFixed(4);
+  const segments = readdirSync(join(outDir, 'hls', rung)).filter((f) => f.endsWith('.ts'));
+  const bytes = segments.reduce((sum, f) => sum + statSync(join(outDir, 'hls', rung, f)).size, 0);
+  const seconds = [...readFileSync(playlist, 'utf8').matchAll(/#EXTINF:([\d.]+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return `SSIM ${ssim}, ${Math.round((bytes * 8) / seconds / 1000)} kb/s`;
 }
 
 function spawnQuiet(command: string[]): Promise<void> {

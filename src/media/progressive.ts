@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { mediaPlaylists } from './finish.ts';
@@ -22,6 +22,9 @@ export interface Publisher {
   /** Stops watching and waits for the pass under way; the caller then uploads the finished output. */
   stop(): Promise<void>;
 }
+
+/** Files stored at once by a pass. */
+const PARALLEL_PUTS = 8;
 
 /** A pass also runs this often when no file event came (a missed inotify event, a slow disk). */
 const FALLBACK_MS = 1000;
@@ -100,15 +103,22 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
   const mpd = streaming === 'hls' ? undefined : join(dir, 'manifest.mpd');
 
   const read = async (path: string) => readFile(path, 'utf8').catch(() => undefined);
-  /** Stores what `names` lists beside `manifest`; false when a named file is not there yet (the pass stops). */
+  /**
+   * Stores what `names` lists beside `manifest`, all at once (on S3 each is a request); false when a named file is not
+   * there yet (nothing is stored then: the next pass tries again).
+   */
   const storeNamed = async (manifest: string, names: string[]) => {
-    for (const name of names) {
-      const abs = join(dirname(manifest), name);
-      const path = rel(abs);
-      if (stored.has(path)) continue;
-      if (!(await stat(abs).catch(() => undefined))?.isFile()) return false;
-      await sink.putFile(path, abs);
-      stored.add(path);
+    const missing = names.map((name) => ({ abs: join(dirname(manifest), name), path: rel(join(dirname(manifest), name)) })).filter((f) => !stored.has(f.path));
+    const present = await Promise.all(missing.map(async (f) => (await stat(f.abs).catch(() => undefined))?.isFile() === true));
+    if (present.includes(false)) return false;
+    // A few at a time: after a store outage a pass may find many segments waiting.
+    for (let i = 0; i < missing.length; i += PARALLEL_PUTS) {
+      await Promise.all(
+        missing.slice(i, i + PARALLEL_PUTS).map(async (f) => {
+          await sink.putFile(f.path, f.abs);
+          stored.add(f.path);
+        }),
+      );
     }
     return true;
   };
@@ -119,19 +129,19 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
   };
 
   const pass = async () => {
-    // Media playlists first: the master names them, and a player opens it first.
-    let everyPlaylist = true;
-    for (const playlist of streaming === 'dash' ? [] : media) {
-      const text = await read(playlist);
-      // ffmpeg replaces its playlists by renaming a complete file; a text without its last newline is not one.
-      const names = text?.endsWith('\n') ? playlistFiles(text) : [];
-      if (!text || !names.some((n) => !n.startsWith('init'))) {
-        everyPlaylist = false;
-        continue;
-      }
-      if (await storeNamed(playlist, names)) await putManifest(rel(playlist), asEventPlaylist(text));
-      else everyPlaylist = false;
-    }
+    // Media playlists first, side by side: the master names them, and a player opens it first.
+    const playlists = await Promise.all(
+      (streaming === 'dash' ? [] : media).map(async (playlist) => {
+        const text = await read(playlist);
+        // ffmpeg replaces its playlists by renaming a complete file; a text without its last newline is not one.
+        const names = text?.endsWith('\n') ? playlistFiles(text) : [];
+        if (!text || !names.some((n) => !n.startsWith('init'))) return false;
+        if (!(await storeNamed(playlist, names))) return false;
+        await putManifest(rel(playlist), asEventPlaylist(text));
+        return true;
+      }),
+    );
+    const everyPlaylist = !playlists.includes(false);
     const manifests: { format: 'HLS' | 'DASH'; manifest: string }[] = [];
     if (hlsMaster) {
       const text = await read(hlsMaster);
@@ -184,6 +194,9 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
       }
     }
   };
+  // The rung folders are made now rather than by ffmpeg, so that they are watched before its first segment: a folder
+  // that appears later is watched only from the next tick, which held the first segment back up to a second.
+  for (const d of new Set(media.map((m) => dirname(m)))) mkdirSync(d, { recursive: true });
   watchFolders();
   const timer = setInterval(() => {
     watchFolders();
