@@ -13,12 +13,16 @@ import type { FastifyInstance } from 'fastify';
  * is sent and the connection closed, with nothing left unread.
  */
 export function registerBodyDrain(app: FastifyInstance, { maxBytes, maxMs }: { maxBytes: number; maxMs: number }): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook: every answer passes here, and all but refusals go on at once, without a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const raw = request.raw;
     // readableEnded too: a body read to its end (then refused, e.g. a wrong charset) has nothing left to wait for, and
     // an injected request (app.inject) never says it is `complete`.
-    if (!raw.complete && !raw.readableEnded && !raw.destroyed && reply.getHeader('connection') === 'close') await drain(raw, maxBytes, maxMs);
-    return payload;
+    if (!raw.complete && !raw.readableEnded && !raw.destroyed && reply.getHeader('connection') === 'close') {
+      void drain(raw, maxBytes, maxMs).then(() => done(null, payload));
+    } else {
+      done(null, payload);
+    }
   });
 }
 

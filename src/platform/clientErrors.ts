@@ -67,9 +67,10 @@ function rawResponse(refusal: ApiError, withBody: boolean): string {
  * the app turns that off (`requireHostHeader: false`) and refuses it here, in the one error shape.
  */
 export function registerHostRequirement(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      throw new ApiError(400, 'bad_request', 'An HTTP/1.1 request must carry a Host header');
+      return done(new ApiError(400, 'bad_request', 'An HTTP/1.1 request must carry a Host header'));
     }
+    done();
   });
 }

@@ -38,11 +38,14 @@ function lowercaseUuids(schema: SchemaNode | undefined, value: unknown): unknown
 
 /** After validation (ids are known to be UUIDs, query arrays coerced), each route's declared ids are lowercased. */
 export function registerIdSpelling(app: FastifyInstance): void {
-  app.addHook('preHandler', async (request) => {
+  // A callback hook: every request runs it, and it awaits nothing.
+  app.addHook('preHandler', (request, _reply, done) => {
     const schema = request.routeOptions.schema as { params?: SchemaNode; querystring?: SchemaNode; body?: SchemaNode } | undefined;
-    if (!schema) return;
-    lowercaseUuids(schema.params, request.params);
-    lowercaseUuids(schema.querystring, request.query);
-    lowercaseUuids(schema.body, request.body);
+    if (schema) {
+      lowercaseUuids(schema.params, request.params);
+      lowercaseUuids(schema.querystring, request.query);
+      lowercaseUuids(schema.body, request.body);
+    }
+    done();
   });
 }

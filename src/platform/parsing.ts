@@ -28,8 +28,16 @@ export function registerBodyParsing(app: FastifyInstance): void {
     return parseJson(request, text, done);
   });
   app.addContentTypeParser('*', emptyOrUnsupported);
-  app.addHook('preValidation', async (request) => refuse(request, storableString));
-  app.addHook('preHandler', async (request) => refuse(request, finiteNumber));
+  // Callback hooks, not async ones: every request runs them, and a promise each is work for nothing (a throw is
+  // answered as a rejection would be).
+  app.addHook('preValidation', (request, _reply, done) => {
+    refuse(request, storableString);
+    done();
+  });
+  app.addHook('preHandler', (request, _reply, done) => {
+    refuse(request, finiteNumber);
+    done();
+  });
 }
 
 /** JSON is UTF-8 (RFC 8259); a client that says otherwise would have its text read wrongly, so it is refused. */
@@ -103,6 +111,7 @@ interface Visit {
  * for the field found, from parent links, so that deep nesting costs linear time and memory.
  */
 function refusedField(root: unknown, check: Check): FieldError | undefined {
+  if (root === undefined || root === null) return undefined;
   const stack: Visit[] = [{ value: root, key: '', parent: undefined }];
   for (let visit = stack.pop(); visit; visit = stack.pop()) {
     const { value, parent } = visit;
