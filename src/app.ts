@@ -57,8 +57,9 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
   registerErrorHandling(app);
   registerHostRequirement(app);
   registerBodyParsing(app);
-  // The rest of a refused body is read before the refusal is sent: up to 4 times the limit (16 MiB at least), 10 s.
-  registerBodyDrain(app, { maxBytes: Math.max(16 * 1024 * 1024, 4 * config.bodyLimitBytes), maxMs: 10_000 });
+  // The rest of a refused body is read before the refusal is sent: up to 4 times the limit (16 MiB at least), for
+  // MEDIAPLANE_BODY_DRAIN_SECONDS (10 s).
+  registerBodyDrain(app, { maxBytes: Math.max(16 * 1024 * 1024, 4 * config.bodyLimitBytes), maxMs: config.bodyDrainMs });
   if (config.responseCheck) registerResponseCheck(app);
   registerIdSpelling(app);
   registerRequestIds(app);

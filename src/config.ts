@@ -74,6 +74,8 @@ export interface Config {
   beaconRateLimitPerMinute: number;
   /** JSON request bodies larger than this are refused with 413 before they are read. */
   bodyLimitBytes: number;
+  /** How long the rest of a refused request body is read and discarded before the refusal is sent (`platform/bodyDrain.ts`). */
+  bodyDrainMs: number;
   /** Check every documented response against the OpenAPI document (tests; platform/responseCheck.ts). */
   responseCheck: boolean;
   /** `serve` exits this long after SIGTERM/SIGINT even if requests or jobs have not finished by then. */
@@ -262,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: int('MEDIAPLANE_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_RATE_LIMIT_PER_MINUTE, 60_000),
     beaconRateLimitPerMinute: int('MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE', env.MEDIAPLANE_BEACON_RATE_LIMIT_PER_MINUTE, 30_000),
     bodyLimitBytes: positive('MEDIAPLANE_BODY_LIMIT_KB', env.MEDIAPLANE_BODY_LIMIT_KB, 1024) * 1024,
+    bodyDrainMs: positiveNumber('MEDIAPLANE_BODY_DRAIN_SECONDS', env.MEDIAPLANE_BODY_DRAIN_SECONDS, 10) * 1000,
     responseCheck: bool('MEDIAPLANE_RESPONSE_CHECK', env.MEDIAPLANE_RESPONSE_CHECK, false),
     shutdownTimeoutSeconds: positive('MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS', env.MEDIAPLANE_SHUTDOWN_TIMEOUT_SECONDS, 30),
     webhooks: {
