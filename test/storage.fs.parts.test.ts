@@ -180,7 +180,13 @@ describe('embedded store: senders that stall', () => {
   let p: TestPlatform;
   let t: TestTenant;
   beforeAll(async () => {
-    p = await startPlatform('pglite', { MEDIAPLANE_UPLOAD_PART_SIZE: String(3 * 1024 * 1024), MEDIAPLANE_UPLOAD_IDLE_TIMEOUT_SECONDS: '3' });
+    // The 408 of a silent part waits out the drain of the body's rest (platform/bodyDrain.ts) before it is sent: 1 s,
+    // not 10, as the sender never sends it.
+    p = await startPlatform('pglite', {
+      MEDIAPLANE_UPLOAD_PART_SIZE: String(3 * 1024 * 1024),
+      MEDIAPLANE_UPLOAD_IDLE_TIMEOUT_SECONDS: '3',
+      MEDIAPLANE_BODY_DRAIN_SECONDS: '1',
+    });
     t = await p.createTenant();
   });
   afterAll(() => p?.stop());
