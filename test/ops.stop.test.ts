@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, listening, mediaplane, start, waitReady, type Run } from './helpers/process.ts';
 import { until } from './helpers/until.ts';
 
@@ -17,6 +17,10 @@ const alive = (pid: number) => {
 
 describe('the README start command (`npm start`) stops on SIGTERM sent to the process it starts', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-stop-'));
+  // The run's initialised and migrated database (test/setup/globalSetup.ts): what is tested is the stop, and initdb
+  // with the migrations is tens of seconds of a loaded machine (a first start on an empty directory:
+  // foundation.process.test.ts).
+  cpSync(inject('pgliteTemplate'), join(dataDir, 'pglite'), { recursive: true });
   const runs: Run[] = [];
   afterAll(() => {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
