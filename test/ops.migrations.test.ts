@@ -16,7 +16,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('upgrade: processes starting to
   });
 
   it('migrate an empty database once, and all three start', async () => {
-    storage = await freshStorage('postgres');
+    storage = await freshStorage('postgres', { empty: true });
     const roles = ['api', 'worker', 'live'];
     const started = await Promise.allSettled(roles.map((role) => startPlatform('postgres', { MEDIAPLANE_ROLE: role }, storage)));
     for (const s of started) if (s.status === 'fulfilled') platforms.push(s.value);

@@ -38,13 +38,17 @@ export const oneDb = (kind: DbKind): DbKind => (DATABASES.includes(kind) ? kind 
  */
 export const itOnDb = (kind: DbKind, on: DbKind) => it.runIf(kind === oneDb(on));
 
-/** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server; dropped by the returned function. */
-async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A fresh PostgreSQL database on the TEST_DATABASE_URL server, a copy of the run's migrated one
+ * (test/setup/globalSetup.ts) unless `empty`; dropped by the returned function.
+ */
+async function freshPostgresDatabase(empty: boolean): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = new URL(process.env.TEST_DATABASE_URL!);
   const name = `mediaplane_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const template = empty ? '' : inject('postgresTemplate');
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  await client.query(`create database ${name}`);
+  await client.query(`create database ${name}${template ? ` template ${template}` : ''}`);
   await client.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
@@ -84,10 +88,13 @@ export interface TestStorage {
   drop(): Promise<void>;
 }
 
-/** A fresh data directory (and PostgreSQL database), for platforms that must outlive one another (restart tests). */
-export async function freshStorage(kind: DbKind): Promise<TestStorage> {
+/**
+ * A fresh data directory (and PostgreSQL database), for platforms that must outlive one another (restart tests).
+ * `empty`: a PostgreSQL database no platform has migrated yet (a test of the migration).
+ */
+export async function freshStorage(kind: DbKind, { empty = false }: { empty?: boolean } = {}): Promise<TestStorage> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-test-'));
-  const pgdb = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const pgdb = kind === 'postgres' ? await freshPostgresDatabase(empty) : undefined;
   // A copy of the run's initialised and migrated database (test/setup/globalSetup.ts), not initdb again.
   const template = inject('pgliteTemplate');
   if (kind === 'pglite' && template) cpSync(template, join(dataDir, 'pglite'), { recursive: true });
