@@ -77,11 +77,12 @@ export async function run(args: string[] = []): Promise<void> {
     // them), run directly; first playable when every rung's playlist and the audio's list a segment.
     const fastPlan = await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
     const top = fastPlan.layout.renditions[0]!.name;
+    const folders = [...fastPlan.layout.renditions.map((r) => r.name), ...fastPlan.layout.audio.map((_, k) => `audio_${k}`)];
     const fastCommands = [fastPlan.args, fastPlan.sideArgs ?? []].map((a) => [ffmpegPath(), '-hide_banner', '-nostdin', '-loglevel', 'error', ...a]);
     const runFastHand = async () => {
       rmSync(join(dir, 'fast'), { recursive: true, force: true });
       await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
-      fast.push(await timed(join(dir, 'fast'), () => Promise.all(fastCommands.map(spawnQuiet)).then(() => {}), everyPlaylistListsASegment));
+      fast.push(await timed(join(dir, 'fast'), () => Promise.all(fastCommands.map(spawnQuiet)).then(() => {}), everyPlaylistListsASegment(folders)));
     };
     const runPipeline = async () => {
       const outDir = join(dir, `pipeline-${pipeline.length}`);
@@ -189,14 +190,9 @@ function playable(hlsDir: string): boolean {
   return !!playlist && existsSync(playlist) && readFileSync(playlist, 'utf8').includes('#EXTINF');
 }
 
-/** Every rung's playlist and every audio playlist under `hlsDir` lists a segment. */
-function everyPlaylistListsASegment(hlsDir: string): boolean {
-  const folders = existsSync(hlsDir) ? readdirSync(hlsDir).filter((d) => existsSync(join(hlsDir, d, 'index.m3u8')) || !d.includes('.')) : [];
-  return (
-    folders.length > 0 &&
-    folders.every((d) => existsSync(join(hlsDir, d, 'index.m3u8')) && readFileSync(join(hlsDir, d, 'index.m3u8'), 'utf8').includes('#EXTINF'))
-  );
-}
+/** Every one of `folders` (the rungs and the audio) under `hlsDir` has a playlist listing a segment. */
+const everyPlaylistListsASegment = (folders: string[]) => (hlsDir: string) =>
+  folders.every((d) => existsSync(join(hlsDir, d, 'index.m3u8')) && readFileSync(join(hlsDir, d, 'index.m3u8'), 'utf8').includes('#EXTINF'));
 
 /** SSIM (ffmpeg's own filter) of the top rung of an HLS output against the source, and that rung's average bit rate. */
 async function quality(outDir: string, source: string, rung: string): Promise<string> {
