@@ -44,7 +44,9 @@ export interface TranscodeRequest {
 /** The encoding step, planned: the exact ffmpeg arguments, and what the finishing steps need to know about them. */
 export interface TranscodePlan {
   args: string[];
-  /** A fast start's second process (`startsFast`): the audio and the captions, run beside `args`. */
+  /** A fast start (`startsFast`): `args` encodes the video rungs only, and the caller writes the master playlist. */
+  fastStart: boolean;
+  /** A fast start's second process, when the output has audio or captions: they are made beside `args`. */
   sideArgs?: string[];
   layout: EncodeLayout;
   source: MediaInfo;
@@ -269,9 +271,10 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
     const { video: videoArgs, side } = await fastStartArgs(layout);
     return {
       ...plan,
+      fastStart: true,
       args: [...head, ...sources.inputs.args, ...filters, ...videoArgs],
       sideArgs: side.length > 0 ? ['-y', ...trackInputs, ...side] : undefined,
     };
   }
-  return { ...plan, args: [...head, ...sources.inputs.args, ...filters, ...(await outputArgs(layout))] };
+  return { ...plan, fastStart: false, args: [...head, ...sources.inputs.args, ...filters, ...(await outputArgs(layout))] };
 }

@@ -48,7 +48,9 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
     }
   };
   const parser = new ProgressParser(plan.durationMs, (p) => report(Math.min(p, 99)));
-  if (plan.sideArgs) await writeFastStartMaster(plan.layout);
+  // Neither process of a fast start writes one (with audio, each sees half of the output; without, the video's muxer
+  // is told not to, as with audio).
+  if (plan.fastStart) await writeFastStartMaster(plan.layout);
   const publisher = req.publish && !req.preset.protection ? publishWhileEncoding(plan.layout, req.publish) : undefined;
   try {
     await encode(plan, req.signal, (chunk) => parser.push(chunk));
