@@ -89,6 +89,14 @@ export interface MasterRendition {
 
 const quote = (v: string) => `"${v.replace(/["\r\n]/g, '')}"`;
 
+/** An audio track's `EXT-X-MEDIA` line in the one AUDIO group (the first is the default). */
+function audioRendition(a: MasterRendition, i: number, uri?: string): string {
+  const attrs = ['TYPE=AUDIO', 'GROUP-ID="audio"', `NAME=${quote(a.name)}`, `DEFAULT=${i === 0 ? 'YES' : 'NO'}`, 'AUTOSELECT=YES'];
+  if (a.language) attrs.push(`LANGUAGE=${quote(a.language)}`);
+  if (uri !== undefined) attrs.push(`URI=${quote(uri)}`);
+  return `#EXT-X-MEDIA:${attrs.join(',')}`;
+}
+
 /**
  * Writes the master playlist: one STREAM-INF per video rung with BANDWIDTH/AVERAGE-BANDWIDTH measured on its
  * segments (plus the largest audio rendition), RESOLUTION and CODECS; audio tracks as one AUDIO group (the first is
@@ -107,13 +115,8 @@ export async function writeMasterPlaylist(
   const audioCodecs = audio.find((a) => a.codecs)?.codecs;
   const groups = (audio.length > 0 ? ',AUDIO="audio"' : '') + (subtitles.length > 0 ? ',SUBTITLES="subs"' : '');
 
-  audio.forEach((a, i) => {
-    const attrs = ['TYPE=AUDIO', 'GROUP-ID="audio"', `NAME=${quote(a.name)}`, `DEFAULT=${i === 0 ? 'YES' : 'NO'}`, 'AUTOSELECT=YES'];
-    if (a.language) attrs.push(`LANGUAGE=${quote(a.language)}`);
-    // Audio-only: the default track is the variant itself, so its rendition has no URI of its own.
-    if (variants.length > 0 || i > 0) attrs.push(`URI=${quote(uri(a.playlist))}`);
-    lines.push(`#EXT-X-MEDIA:${attrs.join(',')}`);
-  });
+  // Audio-only: the default track is the variant itself, so its rendition has no URI of its own.
+  audio.forEach((a, i) => lines.push(audioRendition(a, i, variants.length > 0 || i > 0 ? uri(a.playlist) : undefined)));
   subtitles.forEach((s, i) => {
     const attrs = ['TYPE=SUBTITLES', 'GROUP-ID="subs"', `NAME=${quote(s.name)}`, `DEFAULT=NO`, `AUTOSELECT=${i === 0 ? 'YES' : 'NO'}`];
     if (s.language) attrs.push(`LANGUAGE=${quote(s.language)}`);
@@ -151,11 +154,7 @@ export async function writeGrowingMaster(
   const uri = (p: string) => relative(dir, p).split('\\').join('/');
   const audioKbps = Math.max(0, ...audio.map((a) => a.kbps));
   const lines = ['#EXTM3U', '#EXT-X-VERSION:6', '#EXT-X-INDEPENDENT-SEGMENTS'];
-  audio.forEach((a, i) => {
-    const attrs = ['TYPE=AUDIO', 'GROUP-ID="audio"', `NAME=${quote(a.name)}`, `DEFAULT=${i === 0 ? 'YES' : 'NO'}`, 'AUTOSELECT=YES'];
-    if (a.language) attrs.push(`LANGUAGE=${quote(a.language)}`);
-    lines.push(`#EXT-X-MEDIA:${attrs.join(',')},URI=${quote(uri(a.playlist))}`);
-  });
+  audio.forEach((a, i) => lines.push(audioRendition(a, i, uri(a.playlist))));
   for (const v of variants) {
     const attrs = [
       `BANDWIDTH=${(v.peakKbps + audioKbps) * 1000}`,
