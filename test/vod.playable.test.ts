@@ -98,6 +98,8 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
       // Fast start: the first segment is one second of video, all a player waits for; the audio, made beside it by a
       // process of its own, is there already (the growing master names it).
       expect(durationsOf(first.body)[0]).toBeCloseTo(1, 1);
+      // Its target duration is the preset's 4 s from the start: a playlist's target duration may not change.
+      expect(first.body).toContain('#EXT-X-TARGETDURATION:4\n');
       const audioPlaylist = new URL(parseMaster(master.body).media.find((m) => m.TYPE === 'AUDIO')!.URI, hls.url).href;
       expect(segmentsOf((await text(audioPlaylist)).body).length).toBeGreaterThan(0);
       // Every segment it names is there to fetch.

@@ -45,10 +45,15 @@ export function playlistFiles(text: string): string[] {
 
 /**
  * A growing HLS media playlist as players get it while the encode runs: `EVENT` (ffmpeg's DASH muxer writes its CMAF
- * playlists without a type), and never `ENDLIST` (ffmpeg writes it as it exits; the finished VOD playlist replaces it).
+ * playlists without a type), never `ENDLIST` (ffmpeg writes it as it exits; the finished VOD playlist replaces it), and
+ * a target duration of at least the preset's segments (`segmentSeconds`): a fast start's first segments are one
+ * second, and ffmpeg writes the longest so far, but the target duration of a playlist may not change (RFC 8216).
  */
-export function asEventPlaylist(text: string): string {
-  let lines = text.split('\n').filter((l) => l.trim() !== '#EXT-X-ENDLIST');
+export function asEventPlaylist(text: string, segmentSeconds: number): string {
+  let lines = text
+    .split('\n')
+    .filter((l) => l.trim() !== '#EXT-X-ENDLIST')
+    .map((l) => (l.startsWith('#EXT-X-TARGETDURATION:') ? `#EXT-X-TARGETDURATION:${Math.max(Number(l.slice(22)) || 0, Math.ceil(segmentSeconds))}` : l));
   if (!lines.some((l) => l.startsWith('#EXT-X-PLAYLIST-TYPE:'))) {
     const at = lines.findIndex((l) => l.startsWith('#EXT-X-TARGETDURATION:'));
     lines = [...lines.slice(0, at + 1), '#EXT-X-PLAYLIST-TYPE:EVENT', ...lines.slice(at + 1)];
@@ -137,7 +142,7 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
         const names = text?.endsWith('\n') ? playlistFiles(text) : [];
         if (!text || !names.some((n) => !n.startsWith('init'))) return false;
         if (!(await storeNamed(playlist, names))) return false;
-        await putManifest(rel(playlist), asEventPlaylist(text));
+        await putManifest(rel(playlist), asEventPlaylist(text, layout.preset.segmentSeconds));
         return true;
       }),
     );
