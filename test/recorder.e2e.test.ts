@@ -218,7 +218,8 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       ['recording HLS', catchup, 'hls'],
       ['recording DASH', rec.catchup.endpoints[1].url, 'dash'],
     ] as const) {
-      const playback = await play(browser!, page!.url, url, { player, seconds: 2 });
+      // Until the playhead has moved a second (a loaded machine may take longer than that to serve the first segments).
+      const playback = await play(browser!, page!.url, url, { player, seconds: 10, untilAdvanced: 1 });
       console.log(`${what}: playhead ${playback.times.map((x) => x.toFixed(2)).join(' ')} (${playback.videoWidth}x${playback.videoHeight})`);
       expect(playback.error, what).toBeUndefined();
       expect(playback.videoHeight, what).toBeGreaterThan(0);
@@ -321,7 +322,12 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
       (s) => s === 404,
       { timeoutMs: 30_000, everyMs: 500 },
     );
-    expect(await p.ctx.store.head(`tenants/${t.id}/recordings/${past}/media/master.m3u8`)).toBeUndefined();
+    // The row goes first (in the transaction with its event), the files right after it.
+    await until(
+      () => p.ctx.store.head(`tenants/${t.id}/recordings/${past}/media/master.m3u8`),
+      (head) => head === undefined,
+      { timeoutMs: 10_000, everyMs: 200, what: "the expired recording's files are removed" },
+    );
 
     // The catch-up address stops at its expiration time (made due here rather than in 14 days).
     const catchupUrl = futureRec.catchup.endpoints[0].url as string;
