@@ -35,6 +35,8 @@ export interface Placement {
   geometry: Geometry;
   /** The suspect pictures mapped onto the reference grid (Float32 per picture) and which cells are visible. */
   pictures: Float32Array[];
+  /** For every suspect picture, the first of the run of repeated pictures it belongs to (itself when it moved). */
+  frozenFrom: Int32Array;
   visible: Uint8Array;
   /** One pair per reference picture read (its best suspect picture). */
   pairs: Pair[];
@@ -112,8 +114,23 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): P
     }
     return count >= Math.max(1, Math.ceil((to - from) / RATE / 2)) ? { sq: sq / count, corr: corr / count } : undefined;
   };
+  /** Where between `from` and `to` the suspect leaves offset `a` for offset `b`: the split with the least residual. */
+  const cutBetween = (from: number, to: number, a: number, b: number) => {
+    const ja = (i: number) => Math.round(i / RATE + a);
+    const jb = (i: number) => Math.round(i / RATE + b);
+    // What reading picture i at `a` instead of `b` adds (nothing where either falls outside the reference).
+    const extra = (i: number) => (Math.min(ja(i), jb(i)) < 0 || Math.max(ja(i), jb(i)) >= R ? 0 : cmp(i, ja(i)).sq - cmp(i, jb(i)).sq);
+    let total = 0;
+    let least = 0;
+    let cut = from;
+    for (let i = from; i < to; i++) {
+      total += extra(i);
+      if (total < least) [cut, least] = [i + 1, total];
+    }
+    return cut;
+  };
   const best = new Map<number, Pair>();
-  let previous: number | undefined;
+  let previous: { from: number; offset: number } | undefined;
   for (let from = 0; from < n; from += PIECE) {
     const to = Math.min(n, from + PIECE);
     const lo = -Math.floor(from / RATE);
@@ -123,7 +140,7 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): P
       if (c && (!found || c.sq < found.sq)) found = { offset, ...c };
     }
     if (previous !== undefined && found) {
-      for (const offset of [previous, previous - 1, previous + 1]) {
+      for (const offset of [previous.offset, previous.offset - 1, previous.offset + 1]) {
         const c = pieceResidual(from, to, offset);
         if (c && c.sq <= found.sq * KEEP_MARGIN && c.corr >= MIN_CONTENT_MATCH) {
           found = { offset, ...c };
@@ -132,8 +149,17 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): P
       }
     }
     if (!found || found.corr < MIN_CONTENT_MATCH) continue;
-    previous = found.offset;
-    const jFrom = Math.max(0, Math.ceil(from / RATE + found.offset));
+    // A jump (a lost stretch, a join): the pictures after the cut were read at the old offset by the piece before, or
+    // before it at the new one by this piece. In slow content either still matches well enough to be kept, and would
+    // read a neighbouring segment's mark as this one's: both sides of the cut are read at their own offset only.
+    let cut = from;
+    if (previous && Math.abs(found.offset - previous.offset) > 1) {
+      cut = cutBetween(previous.from, to, previous.offset, found.offset);
+      const old = previous.offset;
+      for (const [j, p] of best) if (p.suspect >= cut && Math.abs(p.reference - (p.suspect / RATE + old)) <= 2) best.delete(j);
+    }
+    previous = { from, offset: found.offset };
+    const jFrom = Math.max(0, Math.ceil(Math.max(from, cut) / RATE + found.offset));
     const jTo = Math.min(R, Math.floor((to - 1) / RATE + found.offset) + 1);
     for (let j = jFrom; j < jTo; j++) {
       const centreI = (j - found.offset) * RATE;
@@ -155,7 +181,26 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): P
   const typical = [...pairs].sort((a, b) => a.sq - b.sq)[Math.floor(pairs.length / 2)]?.sq ?? 0;
   pairs = pairs.filter((p) => p.sq <= OUTLIER * typical + 1);
   const match = pairs.length ? pairs.reduce((t, p) => t + p.corr, 0) / pairs.length : 0;
-  return { geometry, pictures: raw, visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
+  return { geometry, pictures: raw, frozenFrom: frozenRuns(suspect, n), visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
+}
+
+/** Mean absolute luma difference below which a suspect picture repeats another (moving content: 0.5 and up). */
+const REPEATED = 0.25;
+
+/**
+ * Runs of repeated pictures: a capture over a gap (a lost segment, a join, a stalled player) shows the last picture
+ * before it until the next one comes, and that picture carries the mark of the segment it came from. Each picture is
+ * compared with its run's first, so that slow motion, a little at every picture, never makes a run.
+ */
+function frozenRuns(suspect: Buffer, n: number): Int32Array {
+  const from = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const first = i > 0 ? from[i - 1] : 0;
+    let d = 0;
+    for (let c = 0; c < SUSPECT_CELLS; c++) d += Math.abs(suspect[i * SUSPECT_CELLS + c] - suspect[first * SUSPECT_CELLS + c]);
+    from[i] = i > 0 && d / SUSPECT_CELLS < REPEATED ? first : i;
+  }
+  return from;
 }
 
 /** Whether a placement shows the asset at all: enough pictures lined up, and well. */
@@ -273,12 +318,18 @@ export function placedVotes(p: Placement, ref: MarkReference): (number | undefin
   const sums = new Array<number>(starts.length).fill(0);
   const counts = new Array<number>(starts.length).fill(0);
   const sp = new Float32Array(GRID_CELLS);
-  for (const { suspect: i, next, alpha, reference: j } of p.pairs) {
-    const time = j / SAMPLE_FPS;
+  const segmentAt = (time: number) => {
     let k = starts.length - 1;
     while (k > 0 && starts[k] > time) k--;
+    return k;
+  };
+  for (const { suspect: i, next, alpha, reference: j } of p.pairs) {
+    const time = j / SAMPLE_FPS;
+    const k = segmentAt(time);
     const end = starts[k] + ref.segmentDurations[k];
     if (time - starts[k] < BOUNDARY_MARGIN_S || end - time < BOUNDARY_MARGIN_S) continue;
+    // A repeated picture votes only for the segment its run began in: past it, it is a frozen picture over a gap.
+    if (segmentAt(time - (i - p.frozenFrom[i]) / SUSPECT_FPS) !== k) continue;
     for (let c = 0; c < GRID_CELLS; c++) sp[c] = p.pictures[i][c] + alpha * (p.pictures[next][c] - p.pictures[i][c]);
     let ms = 0;
     let mr = 0;
