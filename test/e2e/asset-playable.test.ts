@@ -25,10 +25,13 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     cleanup();
   });
 
+  /** The three-minute source, made once for both players. */
+  let source: Promise<string> | undefined;
   /** Uploads the three-minute source, creates an asset with `preset` and waits until it is playable (still Processing). */
   async function playableAsset(preset: string, format: 'HLS' | 'DASH') {
     const t = await p.createTenant();
-    const src = await makeClip(dir, `long-${preset}`, { width: 640, height: 360, seconds: 180, audio: [{ language: 'eng', frequency: 440 }] });
+    source ??= makeClip(dir, 'long', { width: 640, height: 360, seconds: 180, audio: [{ language: 'eng', frequency: 440 }] });
+    const src = await source;
     const fileId = await uploadFile(t, src);
     const audio = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: any) => x.type === 'Audio');
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audio] }], preset });
