@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MediaError, runFfmpeg } from '../src/media/ffmpeg.ts';
+import { BACKGROUND_NICE, MediaError, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { transcode } from '../src/media/transcode.ts';
 import { presetById } from '../src/modules/transcoder/presets.ts';
 import { makeClip, makeImage, rung, tempDir, testPreset } from './helpers/media.ts';
@@ -170,5 +170,29 @@ describe('ffmpeg itself', () => {
     expect(Math.max(...seen)).toBeLessThan(100);
     expect(runningAtAbort).toHaveLength(1);
     expect(ffmpegProcessesUsing(outDir)).toEqual([]);
+  });
+
+  it('encodes below the priority of the process that runs it, every encoding thread included', async () => {
+    const long = await makeClip(dir, 'long', { width: 640, height: 360, seconds: 20, audio: [] });
+    const outDir = out();
+    const controller = new AbortController();
+    let nices: number[] = [];
+    /** The nice value of every thread of a process (/proc/<pid>/task/<tid>/stat, the 19th field). */
+    const threadNices = (pid: string) =>
+      readdirSync(`/proc/${pid}/task`).map((tid) => Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    await transcode({
+      input: long,
+      tracks: [],
+      preset: testPreset({ x264Preset: 'slow', ladder: [rung('360p', 640, 360, 800)] }),
+      outDir,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p <= 0 || controller.signal.aborted) return;
+        nices = ffmpegProcessesUsing(outDir).flatMap((line) => threadNices(line.split(':')[0]!));
+        controller.abort(new Error('seen'));
+      },
+    }).catch(() => {});
+    expect(nices.length).toBeGreaterThan(1);
+    expect(new Set(nices)).toEqual(new Set([BACKGROUND_NICE]));
   });
 });

@@ -101,7 +101,14 @@ describeOnDb('pglite', 'Watermark detection survives real captures', () => {
     // The same loss with the timestamps made continuous (a recorder that skips): the content jumps a second. Read at
     // the offset before the jump, the slow gradients after it still matched segment 16's place.
     const jumped = join(dir, 'bob-jumped.mp4');
-    await runFfmpeg(['-y', '-i', `concat:${kept.join('|')}`, '-vf', 'setpts=N/15/TB,scale=256:144', ...['-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '100k', '-an', jumped]]);
+    await runFfmpeg([
+      '-y',
+      '-i',
+      `concat:${kept.join('|')}`,
+      '-vf',
+      'setpts=N/15/TB,scale=256:144',
+      ...['-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '100k', '-an', jumped],
+    ]);
     expectBob(await named(jumped));
   }, 60_000);
 

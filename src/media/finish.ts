@@ -66,7 +66,7 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     const dir = join(layout.outDir, 'mp4');
     await mkdir(dir, { recursive: true });
     if (hlsPlaylists) {
-      await runFfmpeg(['-y', ...remuxArgs(hlsPlaylists, layout, dir)], { signal: ctx.signal, redact: ctx.redact });
+      await runFfmpeg(['-y', ...remuxArgs(hlsPlaylists, layout, dir)], { signal: ctx.signal, redact: ctx.redact, background: true });
     }
     const files =
       layout.renditions.length > 0

@@ -78,11 +78,11 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
 
 /** Runs the plan's encoding process, and a fast start's second one beside it: either failing stops the other. */
 async function encode(plan: TranscodePlan, signal: AbortSignal | undefined, onStdout: (chunk: string) => void): Promise<void> {
-  if (!plan.sideArgs) return void (await runFfmpeg(plan.args, { signal, redact: plan.redact, onStdout }));
+  if (!plan.sideArgs) return void (await runFfmpeg(plan.args, { signal, redact: plan.redact, onStdout, background: true }));
   const failed = new AbortController();
   const both = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
   const run = (args: string[], out?: (chunk: string) => void) =>
-    runFfmpeg(args, { signal: both, redact: plan.redact, onStdout: out }).catch((e: unknown) => {
+    runFfmpeg(args, { signal: both, redact: plan.redact, onStdout: out, background: true }).catch((e: unknown) => {
       failed.abort(e);
       throw e;
     });

@@ -113,7 +113,12 @@ export async function prepareVariants(req: PrepareRequest): Promise<PreparedVari
     '0.5',
   ];
   const parser = new ProgressParser(req.durationMs, (p) => req.onProgress?.(Math.min(p, 99)));
-  await runFfmpeg(args, { signal: req.signal, onStdout: (c) => parser.push(c), redact: { [req.input]: 'the source', [outDir]: 'the work directory' } });
+  await runFfmpeg(args, {
+    signal: req.signal,
+    onStdout: (c) => parser.push(c),
+    redact: { [req.input]: 'the source', [outDir]: 'the work directory' },
+    background: true,
+  });
   const a = await segmentsOf(join(outDir, 'A', 'index.m3u8'));
   const b = await segmentsOf(join(outDir, 'B', 'index.m3u8'));
   // Both come from one process with the same forced keyframes; a difference would make mixed playback stutter.

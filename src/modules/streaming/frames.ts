@@ -67,7 +67,7 @@ async function extractFrames(ctx: PlatformContext, { tenantId, assetId }: Frames
         '4',
         join(dir, 'frame_%05d.jpg'),
       ],
-      { redact },
+      { redact, background: true },
     );
     // The poster: a frame a tenth of the way in (past a black first frame), larger. Sought on the output side, by
     // decoding up to it (at most 10 s): an input-side seek finds nothing in a recording's HLS, whose timestamps start
@@ -75,9 +75,7 @@ async function extractFrames(ctx: PlatformContext, { tenantId, assetId }: Frames
     const posterAt = Math.min(seconds * 0.1, 10).toFixed(3);
     await runFfmpeg(
       [...hlsArgs, '-i', input, '-ss', posterAt, '-map', '0:v:0', '-frames:v', '1', '-vf', `scale=${POSTER_WIDTH}:-2`, '-q:v', '3', join(dir, 'poster.jpg')],
-      {
-        redact,
-      },
+      { redact, background: true },
     );
     const files = (await readdir(dir)).filter((f) => f.endsWith('.jpg')).sort();
     if (!files.includes('poster.jpg') || files.length < 2) throw new Error('ffmpeg took no frame from the video');
