@@ -60,7 +60,7 @@ const OUTLIER = 16;
  * difference, dropped or repeated pictures and gaps at joins only move pieces and pictures; a reference picture
  * that no suspect picture matches is not read.
  */
-export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): Placement {
+export function place(suspect: Buffer, reference: Buffer, geometry: Geometry, frozenFrom: Int32Array): Placement {
   const warp = warpOf(geometry);
   const n = suspectCount(suspect);
   const tmp = new Float32Array(GRID_CELLS);
@@ -181,7 +181,7 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry): P
   const typical = [...pairs].sort((a, b) => a.sq - b.sq)[Math.floor(pairs.length / 2)]?.sq ?? 0;
   pairs = pairs.filter((p) => p.sq <= OUTLIER * typical + 1);
   const match = pairs.length ? pairs.reduce((t, p) => t + p.corr, 0) / pairs.length : 0;
-  return { geometry, pictures: raw, frozenFrom: frozenRuns(suspect, n), visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
+  return { geometry, pictures: raw, frozenFrom, visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
 }
 
 /** Mean absolute luma difference below which a suspect picture repeats another (moving content: 0.5 and up). */
@@ -192,7 +192,8 @@ const REPEATED = 0.25;
  * before it until the next one comes, and that picture carries the mark of the segment it came from. Each picture is
  * compared with its run's first, so that slow motion, a little at every picture, never makes a run.
  */
-function frozenRuns(suspect: Buffer, n: number): Int32Array {
+function frozenRuns(suspect: Buffer): Int32Array {
+  const n = suspectCount(suspect);
   const from = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const first = i > 0 ? from[i - 1] : 0;
@@ -275,16 +276,18 @@ const better = (a: Placement, b: Placement) => (a.pairs.length !== b.pairs.lengt
  * geometry fitted on key pictures, then refined on the pictures it placed, and placed again.
  */
 export function locate(suspect: Buffer, reference: Buffer): Placement & { fit?: GeometryFit } {
-  const plain = place(suspect, reference, IDENTITY);
+  // Repeats are the suspect's own, whatever geometry it is placed with.
+  const frozenFrom = frozenRuns(suspect);
+  const plain = place(suspect, reference, IDENTITY, frozenFrom);
   if (recognised(plain) && plain.pairs.length >= 0.9 * plain.coverable && plain.match >= 0.97) return plain;
   const fit = fitGeometry(suspect, reference);
   let chosen = plain;
   if (fit.geometry !== IDENTITY) {
-    const first = place(suspect, reference, fit.geometry);
+    const first = place(suspect, reference, fit.geometry, frozenFrom);
     if (better(first, chosen)) chosen = first;
   }
   if (chosen.pairs.length >= MIN_PLACED) {
-    const refined = place(suspect, reference, refineGeometry(suspect, reference, chosen));
+    const refined = place(suspect, reference, refineGeometry(suspect, reference, chosen), frozenFrom);
     if (refined.pairs.length >= chosen.pairs.length * 0.95 && refined.match >= chosen.match - 0.002) chosen = refined;
   }
   return { ...chosen, fit };
