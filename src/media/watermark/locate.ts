@@ -184,25 +184,44 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry, fr
   return { geometry, pictures: raw, frozenFrom, visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
 }
 
-/** Mean absolute luma difference below which a suspect picture repeats another (moving content: 0.5 and up). */
+/** Mean absolute luma difference below which a picture repeats the one before it (moving content: 0.5 and up). */
 const REPEATED = 0.25;
+/**
+ * How far a run of repeats may drift from its first picture. A re-encode at a low bitrate refines a repeated picture
+ * a little at every picture (0.02-0.1 each, 0.3 over a second); slow motion adds up past this within a few pictures.
+ */
+const RUN_DRIFT = 1;
 
 /**
  * Runs of repeated pictures: a capture over a gap (a lost segment, a join, a stalled player) shows the last picture
- * before it until the next one comes, and that picture carries the mark of the segment it came from. Each picture is
- * compared with its run's first, so that slow motion, a little at every picture, never makes a run.
+ * before it until the next one comes, and that picture carries the mark of the segment it came from. A picture
+ * continues its predecessor's run when it differs little from it and not much from the run's first.
  */
 function frozenRuns(suspect: Buffer): Int32Array {
   const n = suspectCount(suspect);
   const from = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const first = i > 0 ? from[i - 1] : 0;
+  const differ = (a: number, b: number) => {
     let d = 0;
-    for (let c = 0; c < SUSPECT_CELLS; c++) d += Math.abs(suspect[i * SUSPECT_CELLS + c] - suspect[first * SUSPECT_CELLS + c]);
-    from[i] = i > 0 && d / SUSPECT_CELLS < REPEATED ? first : i;
-  }
+    for (let c = 0; c < SUSPECT_CELLS; c++) d += Math.abs(suspect[a * SUSPECT_CELLS + c] - suspect[b * SUSPECT_CELLS + c]);
+    return d / SUSPECT_CELLS;
+  };
+  for (let i = 1; i < n; i++) from[i] = differ(i, i - 1) < REPEATED && differ(i, from[i - 1]) < RUN_DRIFT ? from[i - 1] : i;
   return from;
 }
+
+/** Mean absolute luma difference between reference pictures (5 a second) below which the asset stands still. */
+const STILL_REFERENCE = 2 * REPEATED;
+
+const stillBetween = (reference: Buffer, a: number, b: number, visible: Uint8Array) => {
+  let d = 0;
+  let n = 0;
+  for (let c = 0; c < GRID_CELLS; c++)
+    if (visible[c]) {
+      d += Math.abs(reference[a * GRID_CELLS + c] - reference[b * GRID_CELLS + c]);
+      n++;
+    }
+  return d / (n || 1) < STILL_REFERENCE;
+};
 
 /** Whether a placement shows the asset at all: enough pictures lined up, and well. */
 export const recognised = (p: Placement): boolean =>
@@ -331,8 +350,10 @@ export function placedVotes(p: Placement, ref: MarkReference): (number | undefin
     const k = segmentAt(time);
     const end = starts[k] + ref.segmentDurations[k];
     if (time - starts[k] < BOUNDARY_MARGIN_S || end - time < BOUNDARY_MARGIN_S) continue;
-    // A repeated picture votes only for the segment its run began in: past it, it is a frozen picture over a gap.
-    if (segmentAt(time - (i - p.frozenFrom[i]) / SUSPECT_FPS) !== k) continue;
+    // A repeated picture votes only for the segment its run began in: past it, it is a frozen picture over a gap,
+    // unless the asset itself stands still there (a title card, a slide).
+    const runStart = time - (i - p.frozenFrom[i]) / SUSPECT_FPS;
+    if (segmentAt(runStart) !== k && !stillBetween(ref.reference, Math.max(0, Math.round(runStart * SAMPLE_FPS)), j, vis)) continue;
     for (let c = 0; c < GRID_CELLS; c++) sp[c] = p.pictures[i][c] + alpha * (p.pictures[next][c] - p.pictures[i][c]);
     let ms = 0;
     let mr = 0;
