@@ -36,14 +36,37 @@ describe('watermark detection over repeated pictures', () => {
       audio: false,
       outDir,
     });
-    const ref = { id: name, reference: await readFile(join(outDir, 'reference.gray')), signature: prepared.signature, segmentDurations: prepared.segmentDurations };
+    const ref = {
+      id: name,
+      reference: await readFile(join(outDir, 'reference.gray')),
+      signature: prepared.signature,
+      segmentDurations: prepared.segmentDurations,
+    };
     /** A viewer's segments joined, without the ones left out, re-encoded small at a low bitrate; its votes per segment. */
     const capture = async (userNumber: number, kept: (segment: number) => boolean, size: string, kbps: number) => {
       const variants = segmentVariants(userNumber, BITS, prepared.segmentDurations.length);
       const paths = variants.flatMap((v, k) => (kept(k) ? [join(outDir, v, `seg_${String(k).padStart(5, '0')}.ts`)] : []));
       const out = join(dir, `${name}-${userNumber}.mp4`);
       const rate = `${kbps}k`;
-      await runFfmpeg(['-y', '-i', `concat:${paths.join('|')}`, '-vf', `scale=${size}`, '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', rate, '-maxrate', rate, '-bufsize', rate, '-an', out]);
+      await runFfmpeg([
+        '-y',
+        '-i',
+        `concat:${paths.join('|')}`,
+        '-vf',
+        `scale=${size}`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-b:v',
+        rate,
+        '-maxrate',
+        rate,
+        '-bufsize',
+        rate,
+        '-an',
+        out,
+      ]);
       return placedVotes(locate(await readSuspect(out), ref.reference), ref);
     };
     return { capture, variants: (userNumber: number) => segmentVariants(userNumber, BITS, prepared.segmentDurations.length) };
@@ -63,7 +86,11 @@ describe('watermark detection over repeated pictures', () => {
 
   it('reads every segment of an asset that stands still across several of them (a title card)', async () => {
     // Pictures 60-149 (4 s to 10 s) all show picture 60: the capture repeats a picture for six segments, and so does the asset.
-    const asset = await marked('still', '2f0c3a51-7d0e-4b6f-9a43-5be0e2f1c8d7', 'testsrc2=size=320x180:rate=15:duration=20,split[a][b];[a][b]freezeframes=first=60:last=149:replace=60');
+    const asset = await marked(
+      'still',
+      '2f0c3a51-7d0e-4b6f-9a43-5be0e2f1c8d7',
+      'testsrc2=size=320x180:rate=15:duration=20,split[a][b];[a][b]freezeframes=first=60:last=149:replace=60',
+    );
     const votes = await asset.capture(37, () => true, '640:360', 250);
     const variants = asset.variants(37);
     for (let k = 5; k <= 9; k++) {
