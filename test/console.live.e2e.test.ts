@@ -57,6 +57,8 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await expect.poll(() => page.getByLabel('720p').isChecked(), { timeout: 30_000 }).toBe(true);
     for (const q of ['720p', '480p', '360p']) await page.getByLabel(q, { exact: true }).uncheck();
     await page.getByLabel('144p', { exact: true }).check();
+    // A new channel's qualities keep the encoder's frame rate (up to 30) until one is chosen.
+    expect(await page.getByLabel('Frame rate', { exact: true }).inputValue()).toBe('source');
     await page.getByLabel('Frame rate', { exact: true }).selectOption('25');
     await page.getByLabel('DASH', { exact: true }).uncheck();
     await page.getByLabel('Colour').fill('#1060c0');
@@ -67,7 +69,7 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Saved' }).count(), { timeout: 30_000 }).toBe(1);
     const saved = await configuration();
-    expect(saved.qualities).toEqual([{ resolution: '144p', frameRate: 25 }]);
+    expect(saved.qualities).toEqual([{ resolution: '144p', frameRate: 25, followsSourceFrameRate: false }]);
     expect(saved.endpoints.map((e: { type: string }) => e.type)).toEqual(['Hls']);
     expect(saved.input.inputLoss).toMatchObject({ type: 'COLOR', color: '#1060C0' });
     expect(saved.restreams).toMatchObject([

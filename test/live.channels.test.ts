@@ -159,6 +159,18 @@ describeEachDb('Live channels API', (kind) => {
     expect(await eventTypesOf(id)).toEqual(['live.channel.created']);
   });
 
+  it("keeps the encoder's frame rate, up to 30, in a quality that names none; the configuration says which", async () => {
+    const id = (await t.json('POST', '/live/v1/channels', minimal('rates'))).body.id;
+    const conf = async () => (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.qualities;
+    expect(await conf()).toEqual(['720p', '480p', '360p'].map((resolution) => ({ resolution, frameRate: 30, followsSourceFrameRate: true })));
+    const res = await t.json('PATCH', `/live/v1/channels/${id}`, { qualities: [{ resolution: '480p' }, { resolution: '360p', frameRate: 25 }] });
+    expect(res.status).toBe(200);
+    expect(await conf()).toEqual([
+      { resolution: '480p', frameRate: 30, followsSourceFrameRate: true },
+      { resolution: '360p', frameRate: 25, followsSourceFrameRate: false },
+    ]);
+  });
+
   it('refuses bad bodies with 400 validation_failed naming each field', async () => {
     const cases: [unknown, string][] = [
       [{ input: { inputLoss: { type: 'COLOR' } } }, 'name'],

@@ -6343,6 +6343,7 @@ export interface operations {
                   intValue: number;
                   qualityType?: string;
                 };
+            /** @description frames per second, exactly; absent: the encoder's own rate, up to 30 (the default) */
             frameRate?: number;
           }[];
           restreams?: {
@@ -6901,6 +6902,7 @@ export interface operations {
                   intValue: number;
                   qualityType?: string;
                 };
+            /** @description frames per second, exactly; absent: the encoder's own rate, up to 30 (the default) */
             frameRate?: number;
           }[];
           restreams?: {
@@ -7426,7 +7428,10 @@ export interface operations {
             }[];
             qualities: {
               resolution: string;
+              /** @description frames per second; with followsSourceFrameRate, the most */
               frameRate: number;
+              /** @description true when the quality names no frameRate: encoded at the encoder's own rate, up to frameRate (30) */
+              followsSourceFrameRate: boolean;
             }[];
             restreams: {
               id: string;

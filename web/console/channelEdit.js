@@ -5,6 +5,8 @@ import { alertBox, errorText, fill, guard, h } from '/console/dom.js';
 
 const QUALITIES = ['1080p', '720p', '480p', '360p', '240p', '144p'];
 const RATES = [25, 30, 50, 60];
+// A quality without a frame rate keeps the encoder's own, up to 30 (sent without `frameRate`).
+const SOURCE_RATE = 'source';
 const ENDPOINTS = [
   ['Hls', 'HLS'],
   ['Dash', 'DASH'],
@@ -35,11 +37,12 @@ async function build(session, id, card, { signal, saved = () => {} }) {
   const chosen = new Set(config.qualities.map((q) => q.resolution));
   const qualityBoxes = QUALITIES.map((q) => g(h('input', { type: 'checkbox', id: `quality-${q}`, value: q, checked: chosen.has(q) })));
   const rate = g(
-    h(
-      'select',
-      { id: 'edit-rate' },
-      RATES.map((r) => h('option', { value: r, selected: r === (config.qualities[0]?.frameRate ?? 30) }, `${r} fps`)),
-    ),
+    h('select', { id: 'edit-rate' }, [
+      h('option', { value: SOURCE_RATE, selected: config.qualities[0]?.followsSourceFrameRate !== false }, "The encoder's (up to 30 fps)"),
+      ...RATES.map((r) =>
+        h('option', { value: r, selected: config.qualities[0]?.followsSourceFrameRate === false && r === config.qualities[0].frameRate }, `${r} fps`),
+      ),
+    ]),
   );
   const types = new Set(config.endpoints.map((e) => e.type));
   const endpointBoxes = ENDPOINTS.map(([type]) => g(h('input', { type: 'checkbox', id: `endpoint-${type}`, value: type, checked: types.has(type) })));
@@ -94,7 +97,8 @@ async function build(session, id, card, { signal, saved = () => {} }) {
     event.preventDefault();
     alert.show();
     done.textContent = '';
-    const qualities = qualityBoxes.filter((b) => b.checked).map((b) => ({ resolution: b.value, frameRate: Number(rate.value) }));
+    const frameRate = rate.value === SOURCE_RATE ? {} : { frameRate: Number(rate.value) };
+    const qualities = qualityBoxes.filter((b) => b.checked).map((b) => ({ resolution: b.value, ...frameRate }));
     if (qualities.length === 0) return alert.show('Choose at least one quality.');
     const kept = config.endpoints.filter((e) => !ENDPOINTS.some(([type]) => type === e.type));
     const endpoints = [...endpointBoxes.filter((b) => b.checked).map((b) => ({ type: b.value })), ...kept];

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { forensicFilters, forensicVariants, type ForensicArgs } from './forensic.ts';
+import { rateArgs, rateFilter, slowestRate } from './rate.ts';
 import type { InputLoss, LiveRendition } from './types.ts';
 
 export const AUDIO_TRACK = 'audio';
@@ -33,6 +34,12 @@ function encodedRenditions(a: RunArgs): LiveRendition[] {
 
 /** The fragmented MP4 file a low-latency run writes for a track. */
 export const fragmentFile = (dir: string, track: string) => join(dir, `${track}.mp4`);
+
+/**
+ * Every run's video tracks count time in 90 kHz (ffmpeg's default derives it from the frame rate): a run that follows
+ * the encoder's rate and the input-loss run that does not are one track to the packager, which needs one timescale.
+ */
+const VIDEO_TIMESCALE = 90_000;
 
 /** AAC frames are 1024 samples at 48 kHz. */
 const AUDIO_FRAME_S = 1024 / 48_000;
@@ -104,11 +111,10 @@ export function runArgs(a: RunArgs): string[] {
     }
     encodedRenditions(a).forEach((r, i) => {
       // Never upscale: a rung taller than the input is encoded at the input's height (its name and URL stay).
-      if (i < n) filters.push(`[s${i}]fps=${r.frameRate},scale=-2:'min(${r.height},ih)',setsar=1,format=yuv420p[v${i}]`);
+      if (i < n) filters.push(`[s${i}]${rateFilter(r)}scale=-2:'min(${r.height},ih)',setsar=1,format=yuv420p[v${i}]`);
       maps.push('-map', `[v${i}]`);
-      const gop = Math.round(a.segmentSeconds * r.frameRate);
       enc.push(`-b:v:${i}`, String(r.videoBitrate), `-maxrate:v:${i}`, String(Math.round(r.videoBitrate * 1.2)), `-bufsize:v:${i}`, String(r.videoBitrate * 2));
-      enc.push(`-g:v:${i}`, String(gop), `-keyint_min:v:${i}`, String(gop));
+      enc.push(...rateArgs(r, a.segmentSeconds, `v:${i}`));
       streams.push(`v:${i},name:${r.name}`);
     });
     enc.push('-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-profile:v', 'high', '-sc_threshold', '0');
@@ -140,7 +146,7 @@ export function runArgs(a: RunArgs): string[] {
     'independent_segments+temp_file',
     // Keeps the offset in the fragments' decode times (tfdt): without it every run would start at 0.
     '-hls_segment_options',
-    'movflags=+frag_discont',
+    `movflags=+frag_discont:video_track_timescale=${VIDEO_TIMESCALE}`,
     '-hls_fmp4_init_filename',
     'init.mp4',
     '-hls_segment_filename',
@@ -158,19 +164,14 @@ export function runArgs(a: RunArgs): string[] {
  * adds the run's offset.
  */
 function fragmentOutputs(a: RunArgs, partSeconds: number): string[] {
-  const frag = String(
-    Math.round(
-      fragmentSeconds(
-        partSeconds,
-        encodedRenditions(a).map((r) => r.frameRate),
-      ) * 1e6,
-    ),
-  );
+  const frag = String(Math.round(fragmentSeconds(partSeconds, encodedRenditions(a).map(slowestRate)) * 1e6));
   const mp4 = (track: string) => [
     '-f',
     'mp4',
     '-movflags',
     '+empty_moov+default_base_moof+frag_keyframe+skip_trailer',
+    '-video_track_timescale',
+    String(VIDEO_TIMESCALE),
     '-frag_duration',
     frag,
     '-flush_packets',
@@ -180,10 +181,9 @@ function fragmentOutputs(a: RunArgs, partSeconds: number): string[] {
   const out: string[] = [];
   if (!a.audioOnly) {
     encodedRenditions(a).forEach((r, i) => {
-      const gop = String(Math.round(a.segmentSeconds * r.frameRate));
       out.push('-map', `[v${i}]`, '-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-profile:v', 'high', '-sc_threshold', '0');
       out.push('-b:v', String(r.videoBitrate), '-maxrate:v', String(Math.round(r.videoBitrate * 1.2)), '-bufsize:v', String(r.videoBitrate * 2));
-      out.push('-g:v', gop, '-keyint_min:v', gop);
+      out.push(...rateArgs(r, a.segmentSeconds, 'v'));
       out.push('-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-color_range', 'tv');
       out.push(...mp4(r.name));
     });

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { patternFrame, patternValues } from '../watermark/pattern.ts';
 import { audioMedia, type Track } from './manifests.ts';
+import { rateFilter } from './rate.ts';
 import type { LiveRendition, LiveWatermark } from './types.ts';
 
 /**
@@ -63,7 +64,7 @@ export function forensicFilters(f: ForensicArgs, sources: string[], firstInput: 
     inputs.push(...raw(patternA), ...raw(patternB));
     const [input, output] = [firstInput + 2 * k, firstOutput + 2 * k];
     filters.push(
-      `${sources[k]}fps=${r.frameRate},scale=${r.width}:${r.height},setsar=1,format=yuv420p,split=2[wa${k}][wb${k}]`,
+      `${sources[k]}${rateFilter(r)}scale=${r.width}:${r.height},setsar=1,format=yuv420p,split=2[wa${k}][wb${k}]`,
       `[wa${k}][${input}:v]blend=all_mode=grainmerge[v${output}]`,
       `[wb${k}][${input + 1}:v]blend=all_mode=grainmerge[v${output + 1}]`,
     );

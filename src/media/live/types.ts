@@ -55,7 +55,9 @@ export interface LiveRendition {
   width: number;
   height: number;
   videoBitrate: number;
+  /** Frames per second; with `followsSource`, the most: the input's own rate up to this one (25 stays 25, 60 gives 30). */
   frameRate: number;
+  followsSource?: boolean;
 }
 export type InputLoss = { type: 'COLOR'; color: string } | { type: 'SLATE'; imagePath: string };
 

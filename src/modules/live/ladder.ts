@@ -1,12 +1,14 @@
 import type { LiveRendition } from './media.ts';
 import type { QualityRow } from './tables.ts';
 
-/** The ladder a channel gets when its create body names no `qualities`. */
-export const DEFAULT_QUALITIES: Pick<QualityRow, 'resolution' | 'frameRate'>[] = [
-  { resolution: '720p', frameRate: 30 },
-  { resolution: '480p', frameRate: 30 },
-  { resolution: '360p', frameRate: 30 },
-];
+/** The ladder a channel gets when its create body names no `qualities` (each at the encoder's own frame rate). */
+export const DEFAULT_QUALITIES: Pick<QualityRow, 'resolution' | 'frameRate'>[] = [{ resolution: '720p' }, { resolution: '480p' }, { resolution: '360p' }];
+
+/**
+ * The spec's default frame rate, 30, is the most a quality without `frameRate` is encoded at: below it the encoder's
+ * own rate is kept (25 stays 25, not 30 with every fifth picture repeated); above it, 30.
+ */
+export const DEFAULT_FRAME_RATE = 30;
 
 export const MIN_HEIGHT = 144;
 export const MAX_HEIGHT = 2160;
@@ -43,6 +45,8 @@ export function renditionsOf(qualities: QualityRow[], vertical: boolean): LiveRe
       const long = even((q.height * 16) / 9);
       const width = vertical ? q.height : long;
       const height = vertical ? long : q.height;
-      return { name: qualityLabel(q), width, height, videoBitrate: bitrateKbps(width, height, q.frameRate) * 1000, frameRate: q.frameRate };
+      const frameRate = q.frameRate ?? DEFAULT_FRAME_RATE;
+      const rendition = { name: qualityLabel(q), width, height, videoBitrate: bitrateKbps(width, height, frameRate) * 1000, frameRate };
+      return q.frameRate === undefined ? { ...rendition, followsSource: true } : rendition;
     });
 }

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import { keyIdsOf } from '../drm/index.ts';
 import { drmEndpointIdOf, drmPrefixOf, schemeOf } from './drm.ts';
-import { qualityLabel } from './ladder.ts';
+import { DEFAULT_FRAME_RATE, qualityLabel } from './ladder.ts';
 import { DASH_MANIFEST, ingestUrl, MASTER_PLAYLIST, mediaUrl, srtIngestUrl, streamNameOf } from './urls.ts';
 import { MASK } from './validate.ts';
 import type { liveChannels } from './tables.ts';
@@ -114,7 +114,11 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
       isDrmProtected: e.isDrmProtected,
       ...(e.isDrmProtected ? { scheme: schemeOf(e) } : {}),
     })),
-    qualities: row.qualities.map((q) => ({ resolution: qualityLabel(q), frameRate: Math.round(q.frameRate) })),
+    qualities: row.qualities.map((q) => ({
+      resolution: qualityLabel(q),
+      frameRate: Math.round(q.frameRate ?? DEFAULT_FRAME_RATE),
+      followsSourceFrameRate: q.frameRate === undefined,
+    })),
     restreams: row.restreams.map((r) => ({
       id: r.id,
       destination: r.destination,

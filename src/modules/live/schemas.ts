@@ -54,7 +54,9 @@ export const Quality = Type.Object({
       Type.Object({ intValue: Type.Integer({ minimum: 1, maximum: 100000 }), qualityType: Type.Optional(Str(32)) }),
     ]),
   ),
-  frameRate: Type.Optional(Type.Number({ minimum: 1, maximum: 60 })),
+  frameRate: Type.Optional(
+    Type.Number({ minimum: 1, maximum: 60, description: "frames per second, exactly; absent: the encoder's own rate, up to 30 (the default)" }),
+  ),
 });
 
 const Restream = Type.Object({
@@ -218,7 +220,15 @@ export const Configuration = Type.Object({
   endpoints: Type.Array(
     Type.Object({ type: Type.String(), hasVerticalOrientation: Type.Boolean(), isDrmProtected: Type.Boolean(), scheme: Type.Optional(Type.String()) }),
   ),
-  qualities: Type.Array(Type.Object({ resolution: Type.String(), frameRate: Type.Integer() })),
+  qualities: Type.Array(
+    Type.Object({
+      resolution: Type.String(),
+      frameRate: Type.Integer({ description: 'frames per second; with followsSourceFrameRate, the most' }),
+      followsSourceFrameRate: Type.Boolean({
+        description: "true when the quality names no frameRate: encoded at the encoder's own rate, up to frameRate (30)",
+      }),
+    }),
+  ),
   restreams: Type.Array(
     Type.Object({
       id: Type.String(),

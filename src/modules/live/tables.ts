@@ -41,7 +41,8 @@ export interface ChannelEndpointRow {
 export interface QualityRow {
   resolution: string | { intValue: number; qualityType?: string };
   height: number;
-  frameRate: number;
+  /** Absent: the encoder's own rate, up to DEFAULT_FRAME_RATE (docs/decisions/live.md, "Frame rate"). */
+  frameRate?: number;
 }
 
 export interface RestreamRow {

@@ -169,9 +169,8 @@ export function normalizeQualities(given: Static<typeof s.Quality>[] | undefined
     const height = qualityHeight(resolution);
     if (height === undefined)
       return p.add(`qualities[${i}].resolution`, `must name a height from ${MIN_HEIGHT}p to ${MAX_HEIGHT}p, such as 360p, 720p, 1080p or 2160p`);
-    const frameRate = q.frameRate ?? 30;
     if (rows.some((r) => r.height === height)) return p.add(`qualities[${i}].resolution`, `${height}p is listed twice`);
-    rows.push({ resolution, height, frameRate });
+    rows.push({ resolution, height, ...(q.frameRate === undefined ? {} : { frameRate: q.frameRate }) });
   });
   return rows;
 }
