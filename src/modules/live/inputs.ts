@@ -78,6 +78,7 @@ export class ChannelInputs {
    * otherwise the refusal says why (unknown key, channel off, stopping, run by another live process).
    */
   async authorize(streamName: string, remoteAddress: string, how: { relayed: boolean } = { relayed: false }): Promise<Verdict> {
+    if (!how.relayed) await this.committedWhitelist(streamName);
     const now = this.check(streamName, remoteAddress, how);
     if (now !== 'not here') return now;
     const key = streamName.endsWith(SECONDARY_SUFFIX) ? [streamName, streamName.slice(0, -SECONDARY_SUFFIX.length)] : [streamName];
@@ -104,6 +105,15 @@ export class ChannelInputs {
       if (row) return row;
     }
     return undefined;
+  }
+
+  /** The whitelist as committed: a PATCH applies to the next connect at once, not after the runner's next pass. */
+  private async committedWhitelist(streamName: string): Promise<void> {
+    const run =
+      this.host.runByKey(streamName) ?? (streamName.endsWith(SECONDARY_SUFFIX) ? this.host.runByKey(streamName.slice(0, -SECONDARY_SUFFIX.length)) : undefined);
+    if (!run) return;
+    const [row] = await this.ctx.db.select({ input: liveChannels.input }).from(liveChannels).where(eq(liveChannels.id, run.id));
+    if (row) run.whitelistCidr = row.input.whitelistCidr;
   }
 
   /** The check from memory; `not here` when this process runs no channel under that name now. */
