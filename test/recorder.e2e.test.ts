@@ -6,7 +6,7 @@ import { rangeEndpoints, rangeSegments } from '../src/modules/live/timeline.ts';
 import { signPlaybackToken } from '../src/modules/streaming/tokens.ts';
 import { withToken } from '../src/platform/playback.ts';
 import { recorderRecordings } from '../src/modules/recorder/tables.ts';
-import { MASTER, MPD } from '../src/modules/recorder/present.ts';
+import { MASTER, MPD } from '../src/modules/recorder/storageKeys.ts';
 import { recordingPrefix } from '../src/modules/recorder/storageKeys.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { pushRtmp } from './helpers/live.ts';

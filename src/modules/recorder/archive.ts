@@ -4,10 +4,9 @@ import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { copiesOf } from './drm.ts';
 import type { ArchiveJob } from './jobs.ts';
-import { MASTER } from './present.ts';
 import { recordedSegments, writePlaylists } from './record.ts';
 import { recordRecorderEvent } from './service.ts';
-import { archivePrefix, mediaPrefix } from './storageKeys.ts';
+import { archivePrefix, MASTER, mediaPrefix } from './storageKeys.ts';
 import { recorderRecordings, type ArchiveRow } from './tables.ts';
 
 const COPY_CONCURRENCY = 16;

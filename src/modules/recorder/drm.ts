@@ -6,9 +6,8 @@ import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
 import { keyIdsOf, outputEncryption } from '../drm/index.ts';
 import { readObjectIfAny } from '../../storage/readObject.ts';
-import { MASTER, MPD, type RecordingRow } from './present.ts';
-import { recordingUrl } from './storageKeys.ts';
-import type { EndpointRow, RecordingDrm } from './tables.ts';
+import { MASTER, MPD, recordingUrl } from './storageKeys.ts';
+import type { EndpointRow, RecordingDrm, RecordingRow } from './tables.ts';
 
 /**
  * Recordings of a channel with DRM endpoints (docs/decisions/recorder.md, "DRM channels"): beside the clear copy

@@ -4,8 +4,8 @@ import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
 import { channelsWithDash } from '../live/index.ts';
 import { recordingFrameSource } from './frames.ts';
-import { catchupPlayable, copyEndpoints, type OutputRow, type RecordingRow } from './present.ts';
-import { recorderOutputs, recorderRecordings } from './tables.ts';
+import { catchupPlayable, copyEndpoints } from './present.ts';
+import { recorderOutputs, recorderRecordings, type OutputRow, type RecordingRow } from './tables.ts';
 
 /**
  * A recording's playable outputs: its catch-up copy and its archive while they play (ids `catchup` and `archive`),

@@ -1,13 +1,7 @@
 import type { Config } from '../../config.ts';
 import { drmEndpoints } from './drm.ts';
-import { recordingUrl } from './storageKeys.ts';
-import type { EndpointRow, recorderOutputs, recorderRecordings } from './tables.ts';
-
-export type RecordingRow = typeof recorderRecordings.$inferSelect;
-export type OutputRow = typeof recorderOutputs.$inferSelect;
-
-export const MASTER = 'master.m3u8';
-export const MPD = 'manifest.mpd';
+import { MASTER, MPD, recordingUrl } from './storageKeys.ts';
+import type { EndpointRow, OutputRow, RecordingRow } from './tables.ts';
 
 /**
  * The endpoints of a recorded copy (`media` for catch-up, `archive`): HLS, and DASH over the same segments when the

@@ -24,10 +24,9 @@ import {
 import { copyObject, eachLimited } from './copy.ts';
 import { copiesOf, writeProtectedPlaylists } from './drm.ts';
 import { ARCHIVE_FALLBACK_S, archiveJob, outputJob } from './jobs.ts';
-import { MASTER, MPD, type RecordingRow } from './present.ts';
 import { recordRecorderEvent } from './service.ts';
-import { mediaPrefix } from './storageKeys.ts';
-import { recorderOutputs, recorderRecordings, recorderSegments } from './tables.ts';
+import { MASTER, mediaPrefix, MPD } from './storageKeys.ts';
+import { recorderOutputs, recorderRecordings, recorderSegments, type RecordingRow } from './tables.ts';
 
 /** One recording's copy is claimed by one worker at a time; a claim not renewed for this long is taken over. */
 export const RECORD_LEASE_MS = 30_000;

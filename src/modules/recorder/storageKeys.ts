@@ -2,6 +2,10 @@ import { tenantPrefix } from '../../storage/keys.ts';
 
 /** Where the Recorder keeps its objects; the only place these keys are spelled. */
 
+/** A copy's multivariant playlist and MPD, under its prefix. */
+export const MASTER = 'master.m3u8';
+export const MPD = 'manifest.mpd';
+
 /** Everything of a recording: `tenants/<t>/recordings/<recording>/`. */
 export const recordingPrefix = (tenantId: string, id: string): string => `${tenantPrefix(tenantId)}recordings/${id}/`;
 /** The recorded copy of the range (catch-up plays it; archives and outputs are made from it). */

@@ -157,3 +157,6 @@ export const recorderAutoSessions = pgTable('recorder_auto_sessions', {
   ended: boolean('ended').notNull().default(false),
   createDate: createdAt(),
 });
+
+export type RecordingRow = typeof recorderRecordings.$inferSelect;
+export type OutputRow = typeof recorderOutputs.$inferSelect;

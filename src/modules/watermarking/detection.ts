@@ -7,11 +7,17 @@ import { codeLength, decodeVotes, refusal } from '../../media/watermark/code.ts'
 import { locate, placedVotes, recognised, type Placement } from '../../media/watermark/locate.ts';
 import { readSuspect, SUSPECT_FPS, SUSPECT_H, SUSPECT_W } from '../../media/watermark/suspect.ts';
 import { recordEvent } from '../../platform/events.ts';
-import type { DetectJob } from './jobs.ts';
 import { liveReference, type LiveReference } from './liveReference.ts';
 import { getSettings } from './settings.service.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets, watermarkingFiles, watermarkingSessions, type DetectionRow } from './tables.ts';
+
+/** The job that reads one suspect file (`jobId`: the detection it writes; a newer job for the file replaces it). */
+export interface DetectJob {
+  tenantId: string;
+  fileId: string;
+  jobId: string;
+}
 
 /** The newest prepared assets a suspect is compared with; an older leak needs a narrower search (not offered yet). */
 const MAX_CANDIDATES = 200;

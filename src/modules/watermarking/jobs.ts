@@ -1,17 +1,7 @@
 import type { WorkerStarter } from '../../context.ts';
 import { defineJob } from '../../jobs/queue.ts';
-import { runDetection } from './detection.ts';
-import { runPrepare } from './prepare.ts';
-
-export interface PrepareJob {
-  tenantId: string;
-  assetId: string;
-}
-export interface DetectJob {
-  tenantId: string;
-  fileId: string;
-  jobId: string;
-}
+import { runDetection, type DetectJob } from './detection.ts';
+import { runPrepare, type PrepareJob } from './prepare.ts';
 
 /** Encoding both variants: retried after a crash; the handler starts again from an empty work directory. */
 export const prepareJob = defineJob<PrepareJob>('watermarking.prepare', { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 6 * 3600 });

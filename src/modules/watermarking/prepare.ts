@@ -8,7 +8,6 @@ import { recordEvent } from '../../platform/events.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { presetById } from '../transcoder/index.ts';
 import { findFile, getAsset as getVodAsset } from '../vod/index.ts';
-import type { PrepareJob } from './jobs.ts';
 import { minimumDurationSeconds, tooShort } from './minimum.ts';
 import { preparedPrefix } from './storageKeys.ts';
 import { watermarkingAssets } from './tables.ts';
@@ -30,6 +29,12 @@ function renditionFor(presetId: string, srcWidth: number, srcHeight: number) {
 }
 
 class PermanentError extends Error {}
+
+/** The job that encodes an asset's two variants. */
+export interface PrepareJob {
+  tenantId: string;
+  assetId: string;
+}
 
 export async function runPrepare(ctx: PlatformContext, j: PrepareJob): Promise<void> {
   const where = and(eq(watermarkingAssets.tenantId, j.tenantId), eq(watermarkingAssets.id, j.assetId));
