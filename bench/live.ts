@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { runArgs } from '../src/media/live/args.ts';
-import { readDecodeTime } from '../src/media/live/mp4.ts';
+import { readDecodeTime } from '../src/media/live/packaging/mp4.ts';
 import { glassToGlass } from './liveGlass.ts';
 import { restreamCpu } from './liveRestream.ts';
 import { createLivePipeline, startRtmpIngest, type LivePipeline, type LiveRendition, type RtmpIngest } from '../src/media/live/index.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
-import { readDecodeTime, readInit } from '../src/media/live/mp4.ts';
+import { readDecodeTime, readInit } from '../src/media/live/packaging/mp4.ts';
 import { transcode } from '../src/media/transcode.ts';
 import { createTenant } from '../src/modules/admin/service.ts';
 import { liveTimelineSegments } from '../src/modules/live/timeline.tables.ts';

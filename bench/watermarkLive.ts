@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ffmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { runArgs } from '../src/media/live/args.ts';
-import { forensicArgs } from '../src/media/live/forensic.ts';
+import { forensicArgs } from '../src/media/live/forensic/forensic.ts';
 import { renditionsOf } from '../src/modules/live/ladder.ts';
 import { markedRungs } from '../src/modules/watermarking/channels.ts';
 

@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ffmpegPath } from '../src/media/ffmpeg.ts';
-import { readDecodeTime } from '../src/media/live/mp4.ts';
+import { readDecodeTime } from '../src/media/live/packaging/mp4.ts';
 import { parseBoxes, path } from '../src/media/mp4boxes.ts';
 import { liveTimelineSegments } from '../src/modules/live/timeline.tables.ts';
 import { play } from './helpers/browser.ts';

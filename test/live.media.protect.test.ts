@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
-import { hlsDrmRangePlaylist, protectedPublisher, type LiveProtection } from '../src/media/live/protect.ts';
+import { hlsDrmRangePlaylist, protectedPublisher, type LiveProtection } from '../src/media/live/protection/protect.ts';
 import { quietLog } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 

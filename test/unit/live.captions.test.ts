@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { masterPlaylist } from '../../src/media/live/manifests.ts';
-import { rangeMpd } from '../../src/media/live/rangeMpd.ts';
-import { captionRendition, masterTracks, rangeMaster, rangeSubtitlePlaylist } from '../../src/media/live/rangePlaylist.ts';
-import { parseWordTimes } from '../../src/media/live/recognizer.ts';
-import { SpeechWindows } from '../../src/media/live/speechWindows.ts';
-import { cuesOf, subtitlePlaylist, webvttSegment } from '../../src/media/live/subtitles.ts';
-import { wvttSamples, wvttSegment } from '../../src/media/live/wvtt.ts';
+import { masterPlaylist } from '../../src/media/live/packaging/manifests.ts';
+import { rangeMpd } from '../../src/media/live/packaging/rangeMpd.ts';
+import { captionRendition, masterTracks, rangeMaster, rangeSubtitlePlaylist } from '../../src/media/live/packaging/rangePlaylist.ts';
+import { parseWordTimes } from '../../src/media/live/captions/recognizer.ts';
+import { SpeechWindows } from '../../src/media/live/captions/speechWindows.ts';
+import { cuesOf, subtitlePlaylist, webvttSegment } from '../../src/media/live/captions/subtitles.ts';
+import { wvttSamples, wvttSegment } from '../../src/media/live/captions/wvtt.ts';
 import { boxSize, parseBoxes, path } from '../../src/media/mp4boxes.ts';
 
 /** 16 kHz mono s16le: `seconds` of a loud tone, or of silence. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mediaPlaylist, nextDiscontinuity, type PublishedSegment, type Track } from '../../src/media/live/manifests.ts';
+import { mediaPlaylist, nextDiscontinuity, type PublishedSegment, type Track } from '../../src/media/live/packaging/manifests.ts';
 
 const WINDOW = 4;
 

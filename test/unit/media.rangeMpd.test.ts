@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { masterVariants, rangeMpd, type RangeMpdTrack } from '../../src/media/live/rangeMpd.ts';
+import { masterVariants, rangeMpd, type RangeMpdTrack } from '../../src/media/live/packaging/rangeMpd.ts';
 
 /** Two runs (live, then slate after an input loss) of a video and an audio track, 2 s segments. */
 function tracks(): RangeMpdTrack[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../src/media/live/protect.ts';
+import { hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../src/media/live/protection/protect.ts';
 import { encryptionOf, withSessionKeys, type OutputEncryption } from '../../src/media/protect.ts';
 
 const MASTER = [

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forensicFilters, forensicVariants, type ForensicArgs } from './forensic.ts';
+import { forensicFilters, forensicVariants, type ForensicArgs } from './forensic/forensic.ts';
 import { rateArgs, rateFilter, slowestRate } from './rate.ts';
 import type { InputLoss, LiveRendition } from './types.ts';
 

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { LiveCaptioner } from './captions.ts';
-import { protectedPrefixes } from './protect.ts';
-import { CAPTION_TRACK } from './subtitles.ts';
-import type { CaptionModel } from './captionModels.ts';
+import { LiveCaptioner } from './captions/captions.ts';
+import { protectedPrefixes } from './protection/protect.ts';
+import { CAPTION_TRACK } from './captions/subtitles.ts';
+import type { CaptionModel } from './captions/captionModels.ts';
 import type { LivePipelineOptions } from './types.ts';
-import { WVTT_INIT, WVTT_TIMESCALE, wvttKey, wvttSpan } from './wvtt.ts';
+import { WVTT_INIT, WVTT_TIMESCALE, wvttKey, wvttSpan } from './captions/wvtt.ts';
 
 /**
  * A channel's live captions: recognized beside its pipeline from the audio segments it publishes

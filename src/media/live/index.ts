@@ -12,15 +12,15 @@ export type {
   RtmpIngest,
   RtmpIngestOptions,
 } from './types.ts';
-export { startRtmpIngest } from './ingest.ts';
+export { startRtmpIngest } from './ingest/ingest.ts';
 export { createLivePipeline } from './pipeline.ts';
-export { FORENSIC_MASTER, forensicRungOf, forensicTrack, isForensicTrack } from './forensic.ts';
+export { FORENSIC_MASTER, forensicRungOf, forensicTrack, isForensicTrack } from './forensic/forensic.ts';
 export { AUDIO_TRACK } from './args.ts';
 export type { RestreamDestination, RestreamDestinationOptions, RestreamEvent, RestreamSource, RestreamState, RestreamStatus } from './restream.ts';
 export { createRestreamDestination } from './restream.ts';
-export type { SrtRelay, SrtRelayOptions } from './srtRelay.ts';
-export { startSrtRelay } from './srtRelay.ts';
-export type { CaptionModel } from './captionModels.ts';
-export { captionModel, installedCaptionModels } from './captionModels.ts';
-export type { LiveProtection } from './protect.ts';
-export { dashDrmPrefix, HLS_DRM_PREFIX } from './protect.ts';
+export type { SrtRelay, SrtRelayOptions } from './ingest/srtRelay.ts';
+export { startSrtRelay } from './ingest/srtRelay.ts';
+export type { CaptionModel } from './captions/captionModels.ts';
+export { captionModel, installedCaptionModels } from './captions/captionModels.ts';
+export type { LiveProtection } from './protection/protect.ts';
+export { dashDrmPrefix, HLS_DRM_PREFIX } from './protection/protect.ts';

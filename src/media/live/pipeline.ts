@@ -2,11 +2,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MediaError, runFfmpeg } from '../ffmpeg.ts';
 import { AUDIO_TRACK, audioBandwidth, runArgs, type RunSource } from './args.ts';
-import { forensicArgs, forensicVariants, isForensicTrack, type ForensicArgs } from './forensic.ts';
+import { forensicArgs, forensicVariants, isForensicTrack, type ForensicArgs } from './forensic/forensic.ts';
 import { channelCaptioner } from './channelCaptioner.ts';
-import type { LiveCaptioner } from './captions.ts';
-import { Packager, type PackagerSnapshot } from './packager.ts';
-import { protectedPublisher } from './protect.ts';
+import type { LiveCaptioner } from './captions/captions.ts';
+import { Packager, type PackagerSnapshot } from './packaging/packager.ts';
+import { protectedPublisher } from './protection/protect.ts';
 import { RunProgress } from './runProgress.ts';
 import type { LiveInput, LivePipeline, LivePipelineEvent, LivePipelineOptions, LivePipelineStats, LiveRendition } from './types.ts';
 

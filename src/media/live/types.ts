@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { CaptionModel } from './captionModels.ts';
-import type { LiveProtection } from './protect.ts';
+import type { CaptionModel } from './captions/captionModels.ts';
+import type { LiveProtection } from './protection/protect.ts';
 
 /** Which of a channel's inputs a publisher feeds: `secondary` exists for `redundancy: DoubleInput`. */
 export type InputSlot = 'primary' | 'secondary';

@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
-import { masterTracks, rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { masterTracks, rangeMediaPlaylist } from '../../media/live/packaging/rangePlaylist.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { FrameSource } from '../../platform/playables.ts';
 import { liveChannels } from './tables.ts';

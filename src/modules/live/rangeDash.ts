@@ -1,6 +1,6 @@
-import { readDecodeTime, readInit } from '../../media/live/mp4.ts';
-import { captionRendition, masterTracks } from '../../media/live/rangePlaylist.ts';
-import { masterVariants, type RangeMpdSegment, type RangeMpdTrack } from '../../media/live/rangeMpd.ts';
+import { readDecodeTime, readInit } from '../../media/live/packaging/mp4.ts';
+import { captionRendition, masterTracks } from '../../media/live/packaging/rangePlaylist.ts';
+import { masterVariants, type RangeMpdSegment, type RangeMpdTrack } from '../../media/live/packaging/rangeMpd.ts';
 
 /** A range's segment as its copy or its channel has it: `decodeTime` when known (the timeline has it; a recording's rows do not). */
 export type DashSource = Omit<RangeMpdSegment, 'decodeTime'> & { track: string; decodeTime?: number };

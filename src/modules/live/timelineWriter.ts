@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, max, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
-import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
+import { CAPTION_TRACK, captionVttKey } from '../../media/live/captions/subtitles.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LivePipelineEvent } from './media.ts';
 import { liveChannels } from './tables.ts';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
-import { CAPTION_TRACK, captionVttKey } from '../../media/live/subtitles.ts';
+import { CAPTION_TRACK, captionVttKey } from '../../media/live/captions/subtitles.ts';
 import { copyObject, eachLimited } from './copy.ts';
 import { copiesOf } from './drm.ts';
 import type { ArchiveJob } from './jobs.ts';

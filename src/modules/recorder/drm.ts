@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { PlatformContext } from '../../context.ts';
-import { dashDrmManifest, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protect.ts';
-import { CAPTION_TRACK } from '../../media/live/subtitles.ts';
+import { dashDrmManifest, hlsDrmRangePlaylist, protectedMaster, sampleAesPlaylist } from '../../media/live/protection/protect.ts';
+import { CAPTION_TRACK } from '../../media/live/captions/subtitles.ts';
 import { encryptionOf } from '../../media/protect.ts';
 import type { Preset } from '../../media/preset.ts';
 import { keyIdsOf, outputEncryption } from '../drm/index.ts';

@@ -2,12 +2,12 @@ import { and, asc, eq, gte, inArray } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { readObjectIfAny } from '../../storage/readObject.ts';
 import * as lease from '../../db/lease.ts';
-import { rangeMpd } from '../../media/live/rangeMpd.ts';
+import { rangeMpd } from '../../media/live/packaging/rangeMpd.ts';
 import { MEDIA_CLOCK_PATH } from '../../platform/playback.ts';
-import { rangeMediaPlaylist } from '../../media/live/rangePlaylist.ts';
+import { rangeMediaPlaylist } from '../../media/live/packaging/rangePlaylist.ts';
 import { AUDIO_TRACK } from '../../media/live/args.ts';
-import { captionRendition, rangeMaster } from '../../media/live/rangePlaylist.ts';
-import { CAPTION_TRACK, captionVttKey, subtitleKey, subtitleMedia } from '../../media/live/subtitles.ts';
+import { captionRendition, rangeMaster } from '../../media/live/packaging/rangePlaylist.ts';
+import { CAPTION_TRACK, captionVttKey, subtitleKey, subtitleMedia } from '../../media/live/captions/subtitles.ts';
 import {
   channelMaster,
   channelPrefix,

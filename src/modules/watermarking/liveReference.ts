@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { PlatformContext } from '../../context.ts';
 import { readObject } from '../../storage/readObject.ts';
 import { forensicRungOf, forensicTrack, isForensicTrack } from '../../media/live/index.ts';
-import type { PackagerSnapshot } from '../../media/live/packager.ts';
+import type { PackagerSnapshot } from '../../media/live/packaging/packager.ts';
 import { GRID_CELLS } from '../../media/watermark/pattern.ts';
 import { SAMPLE_FPS } from '../../media/watermark/prepare.ts';
 import { readGrid } from '../../media/watermark/signature.ts';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { mediaTools } from '../../config.ts';
+import { mediaTools } from '../../../config.ts';
 import type { CaptionModel } from './captionModels.ts';
 
 /** A recognized word: seconds from the start of the audio it was given. */

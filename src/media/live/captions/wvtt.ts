@@ -4,7 +4,7 @@
  * file), so the MPD's text AdaptationSet names these; HLS keeps the plain WebVTT files. Pure functions, like
  * subtitles.ts.
  */
-import { container, fullBox, serializeBoxes, type Box } from '../mp4boxes.ts';
+import { container, fullBox, serializeBoxes, type Box } from '../../mp4boxes.ts';
 import { escapeText, type Cue, type SubtitleSegment, type SubtitleTrack } from './subtitles.ts';
 
 /** The text track's timescale: milliseconds, as WebVTT's cue times and the MPD's text SegmentTimeline. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { runFfmpeg } from '../ffmpeg.ts';
+import { runFfmpeg } from '../../ffmpeg.ts';
 
 /**
  * SRT ingest for one channel input: a supervised `ffmpeg -i srt://…?mode=listener -c copy -f flv` that publishes what

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { patternFrame, patternValues } from '../watermark/pattern.ts';
-import { audioMedia, type Track } from './manifests.ts';
-import { rateFilter } from './rate.ts';
-import type { LiveRendition, LiveWatermark } from './types.ts';
+import { patternFrame, patternValues } from '../../watermark/pattern.ts';
+import { audioMedia, type Track } from '../packaging/manifests.ts';
+import { rateFilter } from '../rate.ts';
+import type { LiveRendition, LiveWatermark } from '../types.ts';
 
 /**
  * A watermarked channel's marked variants: per marked rung, `wmA-<rung>` (pattern added) and `wmB-<rung>` (pattern

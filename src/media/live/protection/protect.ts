@@ -1,9 +1,18 @@
 import { createCipheriv } from 'node:crypto';
 import type { Logger } from 'pino';
-import { encryptInit, encryptSegment, type InitTracks } from '../cenc.ts';
-import { cencKeyOf, contentProtection, encryptionOf, hlsKeyLine, sampleAesKeyLine, withKeyLine, withSessionKeys, type OutputEncryption } from '../protect.ts';
-import { masterTracks } from './rangePlaylist.ts';
-import { CAPTION_TRACK } from './subtitles.ts';
+import { encryptInit, encryptSegment, type InitTracks } from '../../cenc.ts';
+import {
+  cencKeyOf,
+  contentProtection,
+  encryptionOf,
+  hlsKeyLine,
+  sampleAesKeyLine,
+  withKeyLine,
+  withSessionKeys,
+  type OutputEncryption,
+} from '../../protect.ts';
+import { masterTracks } from '../packaging/rangePlaylist.ts';
+import { CAPTION_TRACK } from '../captions/subtitles.ts';
 
 /**
  * A live channel's encrypted outputs (docs/decisions/drm.md, "Live channels"): beside the clear files the packager

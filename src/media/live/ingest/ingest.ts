@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { InputSlot, RtmpIngest, RtmpIngestOptions } from './types.ts';
+import type { InputSlot, RtmpIngest, RtmpIngestOptions } from '../types.ts';
 
 /*
  * node-media-server 4 is used for its RTMP protocol code only (handshake, chunking, AMF, FLV tags): we build its

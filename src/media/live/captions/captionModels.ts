@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { mediaTools } from '../../config.ts';
+import { mediaTools } from '../../../config.ts';
 
 /** A speech model of one language, as pocketsphinx takes it. */
 export interface CaptionModel {

@@ -2,8 +2,8 @@
  * The channel's manifests, rendered from the packager's segment lists. Pure functions: the packager decides what is
  * listed, these decide how it is written (HLS: RFC 8216; DASH: ISO/IEC 23009-1 dynamic, SegmentTimeline).
  */
-import { subtitleMedia, type SubtitleTrack } from './subtitles.ts';
-import { subtitleAdaptationSet } from './wvtt.ts';
+import { subtitleMedia, type SubtitleTrack } from '../captions/subtitles.ts';
+import { subtitleAdaptationSet } from '../captions/wvtt.ts';
 
 export interface PublishedSegment {
   sequence: number;

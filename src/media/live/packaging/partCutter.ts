@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { FragmentTail } from './fragmentTail.ts';
-import { fragmentFile } from './args.ts';
+import { fragmentFile } from '../args.ts';
 import { nextDiscontinuity, PART_SEGMENTS, partKey, segmentKey, type PublishedSegment, type Track } from './manifests.ts';
 import { readChunk, readInit, shiftDecodeTime } from './mp4.ts';
 

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { runFfmpeg } from '../ffmpeg.ts';
+import { runFfmpeg } from '../../ffmpeg.ts';
 import type { CaptionModel } from './captionModels.ts';
 import { PCM_RATE, recognize, type Word } from './recognizer.ts';
 import { SpeechWindows, pcmSeconds, type SpeechWindow } from './speechWindows.ts';

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dashManifest, masterPlaylist, mediaPlaylist, nextDiscontinuity, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
-import { FORENSIC_MASTER, forensicMasterPlaylist } from './forensic.ts';
+import { FORENSIC_MASTER, forensicMasterPlaylist } from '../forensic/forensic.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
 import { parseVariant, type Entry } from './runPlaylist.ts';
-import { captionHoldBack, type SubtitleTrack } from './subtitles.ts';
+import { captionHoldBack, type SubtitleTrack } from '../captions/subtitles.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
