@@ -14,7 +14,11 @@ export const PCM_RATE = 16_000;
 /** A window the recognizer has not finished in this long is given up (a hung process must not stall the captions). */
 const RECOGNIZE_TIMEOUT_MS = 60_000;
 const STDERR_TAIL = 2000;
-const RECOGNIZER_NICENESS = 10;
+/**
+ * Between the live encoders (0) and batch work (BACKGROUND_NICE, 10): live captions wait for live video, while VOD
+ * encodes, which have no clock to keep, wait for live captions.
+ */
+const RECOGNIZER_NICENESS = 5;
 
 /**
  * `pocketsphinx_continuous -time yes` prints each utterance's hypothesis, then one line per word and filler:
@@ -48,7 +52,7 @@ export function recognize(model: CaptionModel, pcmFile: string, signal?: AbortSi
     // The file's name must not end in .wav: the recognizer would skip a header it does not have.
     const args = ['-infile', pcmFile, '-time', 'yes', '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict, '-logfn', '/dev/null'];
     const child = spawn(mediaTools().recognizer, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    // Below the encoders: on a busy machine the captions wait, never the video.
+    // Below the live encoders: on a busy machine the captions wait, never the video.
     if (child.pid !== undefined) {
       try {
         setPriority(child.pid, RECOGNIZER_NICENESS);
