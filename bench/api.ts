@@ -35,6 +35,8 @@ interface Measure {
   bytes: number;
   real: Sample;
   bare: Sample;
+  /** The bare route plus the one principal lookup every authenticated request makes by design (PostgreSQL only). */
+  bound?: Sample;
 }
 
 export async function run(): Promise<void> {
@@ -77,6 +79,7 @@ async function benchDatabase(db: string, pgAdmin: string | undefined): Promise<M
     ...(scratch ? { DATABASE_URL: scratch.url } : {}),
   });
   let bare: ChildProcess | undefined;
+  let bound: ChildProcess | undefined;
   try {
     await waitFor(`${base}/readyz`);
     const tenant = await seedTenant(base);
@@ -92,24 +95,29 @@ async function benchDatabase(db: string, pgAdmin: string | undefined): Promise<M
     writeFileSync(bodiesFile, JSON.stringify(bodies));
     bare = start(process.execPath, ['--import', 'tsx', join(root, 'bench/bare-server.ts'), bodiesFile], {});
     const bareBase = (await firstLine(bare)).trim();
+    if (scratch) bound = start(process.execPath, ['--import', 'tsx', join(root, 'bench/bare-server.ts'), bodiesFile, scratch.url], {});
+    const boundBase = bound && (await firstLine(bound)).trim();
 
-    const serverPids = async () => [server.pid!, ...(scratch ? await scratch.backendPids() : [])];
-    const barePids = async () => [bare!.pid!];
+    // The database's backends are the platform's, but for the bound's own (bare-server.ts names them BOUND_APP).
+    const serverPids = async () => [server.pid!, ...(scratch ? await scratch.backendPids(false) : [])];
     const out: Measure[] = [];
     for (const op of ops) {
-      const [bareSample, real] = await measurePair(
-        { url: bareBase + op.barePath, headers: {}, pids: barePids },
+      const targets: Target[] = [
+        { url: bareBase + op.barePath, headers: {}, pids: async () => [bare!.pid!] },
         { url: base + op.path, headers, pids: serverPids },
-      );
+        ...(boundBase ? [{ url: boundBase + op.barePath, headers, pids: async () => [bound!.pid!, ...(await scratch!.backendPids(true))] }] : []),
+      ];
+      const [bareSample, real, boundSample] = await measureSlices(targets);
       const bytes = JSON.stringify(bodies[op.barePath]).length;
-      out.push({ db, name: op.name, bytes, real, bare: bareSample });
-      console.log(`${db.padEnd(8)} ${op.name.padEnd(32)} ${line(real)} | bare ${line(bareSample)}`);
+      out.push({ db, name: op.name, bytes, real, bare: bareSample, bound: boundSample });
+      console.log(`${db.padEnd(8)} ${op.name.padEnd(32)} ${line(real)} | bare ${line(bareSample)}${boundSample ? ` | bound ${line(boundSample)}` : ''}`);
     }
     return out;
   } finally {
     bare?.kill('SIGTERM');
+    bound?.kill('SIGTERM');
     server.kill('SIGTERM');
-    await Promise.all([exited(server), bare && exited(bare)]);
+    await Promise.all([exited(server), bare && exited(bare), bound && exited(bound)]);
     await scratch?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -132,18 +140,19 @@ interface Target {
 }
 
 /**
- * Measures the bare route and the platform in alternating one-second slices (bare first in even rounds, the platform
- * first in odd ones) for BENCH_DURATION seconds each, so that both see the same background load. Measured one after
- * the other for six seconds each, on a machine shared with other work, the two figures came from different moments
- * and their ratio moved with whatever else ran (0.15 to 0.55 for the list in consecutive runs).
+ * Measures the targets (the bare route, the platform, the bound) in alternating one-second slices (the order rotated
+ * each round) for BENCH_DURATION seconds each, so that all see the same background load. Measured one after the other
+ * for six seconds each, on a machine shared with other work, the figures came from different moments and their ratio
+ * moved with whatever else ran (0.15 to 0.55 for the list in consecutive runs).
  */
-async function measurePair(bare: Target, real: Target): Promise<[Sample, Sample]> {
-  for (const t of [bare, real]) await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }); // warm-up
-  const totals = [bare, real].map(() => ({ requests: 0, seconds: 0, cpu: 0, dbCpu: 0, p99s: [] as number[] }));
-  const pids = await Promise.all([bare.pids(), real.pids()]);
+async function measureSlices(targets: Target[]): Promise<Sample[]> {
+  for (const t of targets) await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 }); // warm-up
+  const totals = targets.map(() => ({ requests: 0, seconds: 0, cpu: 0, dbCpu: 0, p99s: [] as number[] }));
+  const pids = await Promise.all(targets.map((t) => t.pids()));
   for (let round = 0; round < DURATION; round++) {
-    for (const i of round % 2 ? [1, 0] : [0, 1]) {
-      const t = [bare, real][i];
+    for (let k = 0; k < targets.length; k++) {
+      const i = (round + k) % targets.length;
+      const t = targets[i];
       const cpuBefore = cpuSeconds(pids[i]);
       const dbBefore = cpuSeconds(pids[i].slice(1));
       const r = await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 1 });
@@ -155,13 +164,12 @@ async function measurePair(bare: Target, real: Target): Promise<[Sample, Sample]
       totals[i].p99s.push(r.latency.p99);
     }
   }
-  const sample = (x: (typeof totals)[number]): Sample => ({
+  return totals.map((x) => ({
     rps: x.requests / x.seconds,
     p99: [...x.p99s].sort((a, b) => a - b)[Math.floor(x.p99s.length / 2)],
     cpuMs: (x.cpu * 1000) / x.requests,
     dbCpuMs: (x.dbCpu * 1000) / x.requests,
-  });
-  return [sample(totals[0]), sample(totals[1])];
+  }));
 }
 
 /** User + system CPU of these processes so far (and of their children that have exited, with `children`), from /proc (Linux; 0 elsewhere). */
@@ -208,15 +216,18 @@ const line = (x: Sample) => `${fmt(x.rps)} req/s, p99 ${x.p99} ms, ${x.cpuMs.toF
 function report(results: Measure[]): void {
   console.log(`\n${KEYS} keys in the tenant; ${CONNECTIONS} connections, ${DURATION} s per measurement.`);
   console.log('Throughput ratio = platform req/s / bare req/s. CPU ratio = bare CPU per request / platform CPU per request');
-  console.log('(server process plus, on PostgreSQL, its database backends): the ratio if CPU were the only limit, whatever else runs.\n');
+  console.log('(server process plus, on PostgreSQL, its database backends): the ratio if CPU were the only limit, whatever else runs.');
+  console.log('Bound = the bare route plus the principal lookup by key hash every authenticated request makes (PostgreSQL):');
+  console.log("the CPU ratio against it is how much of the platform's cost is not that lookup.\n");
   console.log(
-    '| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare p99 ms | bare CPU ms/req | throughput ratio | CPU ratio |',
+    '| database | operation | body bytes | req/s | p99 ms | CPU ms/req | bare req/s | bare CPU ms/req | bound req/s | bound CPU ms/req | throughput ratio | CPU ratio | CPU ratio to bound |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const { db, name, bytes, real, bare } of results) {
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const { db, name, bytes, real, bare, bound } of results) {
     console.log(
-      `| ${db} | ${name} | ${bytes} | ${fmt(real.rps)} | ${real.p99} | ${real.cpuMs.toFixed(3)} | ${fmt(bare.rps)} | ${bare.p99} | ${bare.cpuMs.toFixed(3)} | ` +
-        `${(real.rps / bare.rps).toFixed(2)} | ${(bare.cpuMs / real.cpuMs).toFixed(2)} |`,
+      `| ${db} | ${name} | ${bytes} | ${fmt(real.rps)} | ${real.p99} | ${real.cpuMs.toFixed(3)} | ${fmt(bare.rps)} | ${bare.cpuMs.toFixed(3)} | ` +
+        `${bound ? fmt(bound.rps) : '-'} | ${bound ? bound.cpuMs.toFixed(3) : '-'} | ` +
+        `${(real.rps / bare.rps).toFixed(2)} | ${(bare.cpuMs / real.cpuMs).toFixed(2)} | ${bound ? (bound.cpuMs / real.cpuMs).toFixed(2) : '-'} |`,
     );
   }
   const target = results.find((m) => m.db === 'postgres' && m.name.startsWith('GET /core/v1/api-key'));
@@ -225,6 +236,8 @@ function report(results: Measure[]): void {
     console.log(
       `\nTarget (authenticated list on PostgreSQL >= ${TARGET * 100}% of the bare route's throughput): ${(ratio * 100).toFixed(0)}% ${ratio >= TARGET ? 'met' : 'MISSED'}`,
     );
+    if (target.bound)
+      console.log(`Bound (bare + the principal lookup): ${((target.bound.rps / target.bare.rps) * 100).toFixed(0)}% of the bare route's throughput`);
   }
 }
 
@@ -340,7 +353,9 @@ function freePort(): Promise<number> {
   });
 }
 
-async function scratchDatabase(adminUrl: string): Promise<{ url: string; backendPids: () => Promise<number[]>; drop: () => Promise<void> }> {
+const BOUND_APP = 'mediaplane-bench-bound';
+
+async function scratchDatabase(adminUrl: string): Promise<{ url: string; backendPids: (bound: boolean) => Promise<number[]>; drop: () => Promise<void> }> {
   const name = `mediaplane_bench_${process.pid}`;
   const sql = async (text: string) => {
     const c = new pg.Client({ connectionString: adminUrl });
@@ -352,10 +367,10 @@ async function scratchDatabase(adminUrl: string): Promise<{ url: string; backend
   await sql(`create database ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const backendPids = async () => {
+  const backendPids = async (bound: boolean) => {
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
-    const { rows } = await c.query('select pid from pg_stat_activity where datname = $1', [name]);
+    const { rows } = await c.query(`select pid from pg_stat_activity where datname = $1 and (application_name = $2) = $3`, [name, BOUND_APP, bound]);
     await c.end();
     return rows.map((r) => r.pid as number);
   };
