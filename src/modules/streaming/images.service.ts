@@ -7,8 +7,7 @@ import { arrayParam, oneOf } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { StoreError } from '../../storage/objectStore.ts';
-import { checkParts, planParts } from '../vod/index.ts';
+import { completeParts, planParts } from '../vod/index.ts';
 import { addUploadedImage, removeUploadedImage } from './assets.service.ts';
 import { requirePlayable } from './catalogue.ts';
 import { imageKey, imageUrl } from './storageKeys.ts';
@@ -104,13 +103,12 @@ export async function completeImageUpload(ctx: PlatformContext, tenantId: string
   const row = await findImage(ctx, tenantId, asset.id, body.fileId);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
   const plan = { partSize: row.partSize, partsCount: row.partsCount, lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize };
-  try {
-    const parts = checkParts(plan, body.parts, await ctx.store.listParts(row.fileKey, row.uploadId));
-    await ctx.store.completeMultipartUpload(row.fileKey, row.uploadId, parts);
-  } catch (e) {
-    if (e instanceof StoreError) throw new ApiError(400, 'upload_part_invalid', `The store refused the parts: ${e.message}`);
-    throw e;
-  }
+  await completeParts(
+    ctx.store,
+    { fileKey: row.fileKey, uploadId: row.uploadId, plan },
+    body.parts,
+    () => new ApiError(409, 'image_not_uploading', `The upload of image ${row.id} is no longer open in the store`),
+  );
   const fileType = await imageType(ctx, row.fileKey);
   const status = fileType ? 'Completed' : 'Error';
   await ctx.db

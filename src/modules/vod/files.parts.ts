@@ -1,6 +1,6 @@
 import { ApiError } from '../../platform/errors.ts';
 import type { ErrorCode } from '../../platform/errorCodes.ts';
-import { normalizeETag, type UploadedPart } from '../../storage/objectStore.ts';
+import { normalizeETag, StoreError, type ObjectStore, type UploadedPart } from '../../storage/objectStore.ts';
 
 const MiB = 1024 * 1024;
 /** S3's limits, which the embedded store keeps too so that clients see one behaviour. */
@@ -53,6 +53,28 @@ export function checkParts(plan: PartPlan, requested: { partNumber: number; eTag
     throw uploadError('upload_part_size_mismatch', `${list}; send those parts again with the right bytes`);
   }
   return range(plan.partsCount).map((n) => ({ partNumber: n, eTag: inStore.get(n)!.eTag }));
+}
+
+/**
+ * Completes a multipart upload (a VOD file, a suspect capture, a catalogue image): the parts checked against the store
+ * (`checkParts`), then joined. A store's refusal is answered as one: an upload gone from the store as the caller's own
+ * "not uploading" (409), parts too small or refused otherwise as 400s.
+ */
+export async function completeParts(
+  store: ObjectStore,
+  upload: { fileKey: string; uploadId: string; plan: PartPlan },
+  requested: { partNumber: number; eTag?: string }[],
+  notOpen: () => ApiError,
+): Promise<void> {
+  try {
+    const parts = checkParts(upload.plan, requested, await store.listParts(upload.fileKey, upload.uploadId));
+    await store.completeMultipartUpload(upload.fileKey, upload.uploadId, parts);
+  } catch (e) {
+    if (!(e instanceof StoreError)) throw e;
+    if (e.code === 'NoSuchUpload') throw notOpen();
+    if (e.code === 'EntityTooSmall') throw uploadError('upload_part_too_small', `The store refused the parts as too small: ${e.message}`);
+    throw uploadError('upload_part_invalid', `The store refused the parts: ${e.message}`);
+  }
 }
 
 const expectedSize = (plan: PartPlan, n: number) => (n === plan.partsCount ? plan.lastPartSize : plan.partSize);

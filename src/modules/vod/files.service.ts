@@ -9,9 +9,8 @@ import { ApiError, notFound } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { StoreError } from '../../storage/objectStore.ts';
 import { recordEvent } from '../../platform/events.ts';
-import { checkParts, planParts, type PartPlan } from './files.parts.ts';
+import { completeParts, planParts, type PartPlan } from './files.parts.ts';
 import { fileKey, filePrefix } from './storageKeys.ts';
 import { presentFile, presentSummary, toTranscodingTrack } from './files.present.ts';
 import { vodFiles } from './files.tables.ts';
@@ -138,13 +137,7 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, fil
   const row = await findRow(ctx.db, tenantId, fileId);
   if (row.status === 'Uploading' && row.importUrl) throw importing(row);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  try {
-    const parts = checkParts(planOf(row), requested, await ctx.store.listParts(row.fileKey, row.uploadId));
-    await ctx.store.completeMultipartUpload(row.fileKey, row.uploadId, parts);
-  } catch (e) {
-    if (e instanceof StoreError) throw storeRefusal(row, e);
-    throw e;
-  }
+  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan: planOf(row) }, requested, () => goneFromStore(row.id));
   // The store has joined the parts: the upload is over whatever ffprobe says. A file it cannot read yet (or cannot
   // read at all) completes without media facts; `detect` reads them again later.
   const info = await probeStored(ctx, row.fileKey).catch((e) => {
@@ -170,16 +163,8 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, fil
   return { fileId: row.id, fileKey: row.fileKey };
 }
 
-function storeRefusal(row: FileRow, e: StoreError): ApiError {
-  switch (e.code) {
-    case 'NoSuchUpload':
-      return new ApiError(409, 'file_not_uploading', `The upload of file ${row.id} is no longer open in the store`);
-    case 'EntityTooSmall':
-      return new ApiError(400, 'upload_part_too_small', `The store refused the parts as too small: ${e.message}`);
-    default:
-      return new ApiError(400, 'upload_part_invalid', `The store refused the parts: ${e.message}`);
-  }
-}
+/** The upload is no longer open in the store (aborted, or expired by a lifecycle rule). */
+export const goneFromStore = (id: string) => new ApiError(409, 'file_not_uploading', `The upload of file ${id} is no longer open in the store`);
 
 export async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
   return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS, name: fileKey });

@@ -1,7 +1,7 @@
 /** The vod module's front door: what other modules may use of it (docs/architecture.md, "Front doors"). */
 export { vodModule } from './manifest.ts';
 /** Multipart upload limits and plans, shared by every upload of the API (streaming images, watermarking files). */
-export { checkParts, MAX_FILE_SIZE, MAX_PARTS, planParts } from './files.parts.ts';
+export { completeParts, MAX_FILE_SIZE, MAX_PARTS, planParts } from './files.parts.ts';
 /** A VOD file and asset of the tenant (watermarking prepares them). */
-export { findFile } from './files.service.ts';
+export { findFile, goneFromStore } from './files.service.ts';
 export { getAsset } from './assets/service.ts';

@@ -8,8 +8,7 @@ import { textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { StoreError } from '../../storage/objectStore.ts';
-import { checkParts, planParts } from '../vod/index.ts';
+import { completeParts, goneFromStore, planParts } from '../vod/index.ts';
 import { detectJob } from './jobs.ts';
 import type * as s from './schemas.ts';
 import { suspectKey } from './storageKeys.ts';
@@ -90,13 +89,7 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, bod
   const row = await findSuspect(ctx.db, tenantId, body.fileId);
   if (row.uploadStatus !== 'Uploading' || !row.uploadId) throw notUploading(row);
   const plan = { partSize: row.partSize, partsCount: row.partsCount, lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize };
-  try {
-    const parts = checkParts(plan, body.parts, await ctx.store.listParts(row.fileKey, row.uploadId));
-    await ctx.store.completeMultipartUpload(row.fileKey, row.uploadId, parts);
-  } catch (e) {
-    if (e instanceof StoreError) throw new ApiError(e.code === 'NoSuchUpload' ? 409 : 400, 'upload_part_invalid', `The store refused the parts: ${e.message}`);
-    throw e;
-  }
+  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan }, body.parts, () => goneFromStore(row.id));
   await ctx.db.transaction(async (tx) => {
     const done = await tx
       .update(watermarkingFiles)
