@@ -14,6 +14,7 @@ import { registerBodyParsing } from './platform/parsing.ts';
 import { registerResponseCheck } from './platform/responseCheck.ts';
 import { registerRateLimit } from './platform/rateLimit.ts';
 import { registerRequestIds, requestIdOf } from './platform/requestContext.ts';
+import { buildSerializer, trackRoutes } from './platform/lazyCompile.ts';
 import { ajvOptions, buildValidator } from './platform/validation.ts';
 import { ErrorBody } from './platform/schemas.ts';
 import { findPrincipalByToken } from './modules/admin/service.ts';
@@ -50,9 +51,10 @@ export async function buildApp(ctx: PlatformContext, { adminToken, logger = fals
     routerOptions: { maxParamLength: 512 },
     // Query and path strings are coerced to the schema's types; JSON bodies are not (platform/validation.ts).
     ajv: ajvOptions,
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  trackRoutes(app);
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
   registerHostRequirement(app);

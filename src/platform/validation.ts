@@ -2,6 +2,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import addFormats from 'ajv-formats';
 import type { FastifyServerOptions } from 'fastify';
 import { platformFormats } from './formats.ts';
+import { lazily } from './lazyCompile.ts';
 import { fixedPropertiesKeyword, strictBodySchema } from './strictBodies.ts';
 
 /**
@@ -37,7 +38,15 @@ export const buildValidator = ((externalSchemas: Record<string, unknown>, ajvSer
   // Typed for a schema argument, Fastify's pool in fact compiles a route's `{ schema, httpPart, ... }`.
   const pool = AjvCompiler() as unknown as (schemas: Record<string, unknown>, options: object) => Compile;
   const options = ajvServerOptions ?? {};
-  const fromText = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, ...FROM_TEXT } });
-  const fromJson = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, ...FROM_JSON } });
-  return (route: RouteSchema) => (route.httpPart === 'body' ? fromJson({ ...route, schema: strictBodySchema(route.schema, true) }) : fromText(route));
+  // Each Ajv compiles its meta-schema and the shared schemas when made: made, as each route's validator is compiled,
+  // on first use (lazyCompile.ts).
+  let fromText: Compile | undefined;
+  let fromJson: Compile | undefined;
+  const compile = (route: RouteSchema) => {
+    if (route.httpPart !== 'body')
+      return (fromText ??= pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, ...FROM_TEXT } }))(route);
+    fromJson ??= pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, ...FROM_JSON } });
+    return fromJson({ ...route, schema: strictBodySchema(route.schema, true) });
+  };
+  return (route: RouteSchema) => lazily(() => compile(route) as (data: unknown) => unknown);
 }) as unknown as Factory;
