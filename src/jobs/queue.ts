@@ -56,13 +56,21 @@ export class JobQueue {
     private readonly log: Logger,
     private readonly metrics: Metrics,
     private readonly database: Database,
+    private readonly stopped: { done: boolean },
   ) {}
 
   static async start(database: Database, log: Logger, metrics: Metrics): Promise<JobQueue> {
-    const boss = new PgBoss({ db: { executeSql: database.executeSql }, schema: 'pgboss', supervise: true, schedule: false });
+    // pg-boss records a job's completion or failure without awaiting it: a handler that ends as the process stops
+    // (its work aborted) has that write still to make once the queue has stopped and the database is closing, and its
+    // rejection was unhandled (one failed a CI run). Once stopped, such a write is never made and never settles
+    // (pg-boss reads what it answers): the job stays active and its expiry gives it to another worker, as a process
+    // that died would.
+    const stopped = { done: false };
+    const executeSql: Database['executeSql'] = (text, params) => (stopped.done ? new Promise(() => {}) : database.executeSql(text, params));
+    const boss = new PgBoss({ db: { executeSql }, schema: 'pgboss', supervise: true, schedule: false });
     boss.on('error', (e) => log.error({ err: e }, 'job queue error'));
     await boss.start();
-    return new JobQueue(boss, log, metrics, database);
+    return new JobQueue(boss, log, metrics, database, stopped);
   }
 
   /** Jobs per queue and state, for the metrics (read when they are scraped, never on a request). */
@@ -142,6 +150,10 @@ export class JobQueue {
   }
 
   async stop(): Promise<void> {
-    await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    try {
+      await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    } finally {
+      this.stopped.done = true;
+    }
   }
 }
