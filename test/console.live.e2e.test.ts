@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
 import { atPhoneWidth, reviewScreen, shotsDir, signIn } from './helpers/console.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
@@ -21,7 +21,7 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let viewerKey: string;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   let channelId: string;
 
   beforeAll(async () => {
@@ -109,7 +109,7 @@ describeOnDb('pglite', 'Tenant console: Live', (kind) => {
     await page.goto(`${p.baseUrl}/console#/channels/${channelId}`);
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await expect.poll(() => badgeOf(page).textContent(), { timeout: 60_000 }).toMatch(/Starting|On/);
-    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    encoder = pushEncoder((await configuration()).input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
     await expect.poll(() => badgeOf(page).textContent(), { timeout: 120_000, interval: 1000 }).toBe('On');
     await expect.poll(() => page.getByRole('button', { name: 'Preview HLS' }).isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.getByRole('button', { name: 'Preview HLS' }).click();

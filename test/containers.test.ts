@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerImage, IMAGE, podman, startContainer, waitHealthy, type Container } from './helpers/containers.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { DATABASES, tenantClient, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
@@ -140,7 +140,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('container image, api + worker 
   const dbName = `mediaplane_containers_${process.pid}`;
   const containers: Container[] = [];
   let swift: SwiftServer | undefined;
-  let push: ReturnType<typeof pushRtmp> | undefined;
+  let push: ReturnType<typeof pushEncoder> | undefined;
 
   const database = async (sql: string) => {
     const client = new pg.Client({ connectionString: admin });
@@ -231,7 +231,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('container image, api + worker 
       await until(status, (s) => s === 'On', { timeoutMs: 120_000, everyMs: 500, what: 'the channel to be On' });
       const ingest = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body.input.transportPrimaryIngestUrl as string;
       expect(ingest).toMatch(new RegExp(`^rtmp://127\\.0\\.0\\.1:${rtmpPort}/live/`));
-      push = pushRtmp(ingest);
+      push = pushEncoder(ingest);
       const liveMetrics = () => fetch(`http://127.0.0.1:${liveHealth}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.text());
       await until(liveMetrics, (m) => /^mediaplane_live_channels\{input="connected"\} 1$/m.test(m), {
         timeoutMs: 60_000,

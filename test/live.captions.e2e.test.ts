@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ffmpegPath } from '../src/media/ffmpeg.ts';
 import { readDecodeTime } from '../src/media/live/packaging/mp4.ts';
 import { parseBoxes, path } from '../src/media/mp4boxes.ts';
 import { liveTimelineSegments } from '../src/modules/live/timeline.tables.ts';
@@ -13,7 +11,7 @@ import { play } from './helpers/browser.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { spokenClip } from './helpers/speech.ts';
 import { until } from './helpers/until.ts';
-import { startLivePlayback } from './helpers/live.ts';
+import { pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
 
 /**
  * Live captions end to end: a spoken clip (espeak-ng) pushed over RTMP to a channel with `aiLiveCaptioningLanguageCode`,
@@ -22,24 +20,6 @@ import { startLivePlayback } from './helpers/live.ts';
  */
 /** Words of the clip; the recognizer is imperfect, so a few of them are enough. */
 const SPOKEN_WORDS = ['hello', 'world', 'this', 'is', 'test', 'live', 'captions'];
-
-/** Pushes the clip in a loop, in real time, as an encoder would. */
-function pushLoop(clip: string, url: string): { stop(): Promise<void> } {
-  const child: ChildProcess = spawn(
-    ffmpegPath(),
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', clip, '-c', 'copy', '-f', 'flv', url],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  return {
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 /**
  * The DASH captions of the WebVTT segments with cues (`cued`): a wvtt init segment, and media segments whose decode
@@ -95,7 +75,7 @@ describeOnDb('pglite', 'Live captions', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: { stop(): Promise<void> } | undefined;
+  let encoder: Encoder | undefined;
   let dir: string;
 
   beforeAll(async () => {
@@ -146,7 +126,7 @@ describeOnDb('pglite', 'Live captions', (kind) => {
 
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
     expect(conf.aiLiveCaptioning).toEqual({ isEnabled: true, language: { name: 'English (United States)', code: 'en-US', code3Lettered: 'eng' } });
-    encoder = pushLoop(await clip, conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'), { clip: await clip });
 
     // The lag: when each sequence number first appears in the audio playlist, and when in the subtitle playlist.
     const seenAudio = new Map<number, number>();

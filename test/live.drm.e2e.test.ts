@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { play } from './helpers/browser.ts';
-import { pushRtmp, startLivePlayback } from './helpers/live.ts';
+import { pushEncoder, startLivePlayback } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 import { b64url, decode, expectAes128Decrypts, sessionKeysOf, asSessionKeys } from './helpers/drm.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -25,7 +25,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   let channel: any;
   let hls: any;
   let dash: any;
@@ -52,7 +52,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
       { timeoutMs: 60_000 },
     );
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
-    encoder = pushRtmp(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
     channel = (await t.json('GET', `/live/v1/channels/${id}`)).body;
     hls = channel.endpoints.find((e: any) => e.format === 'HLS');
     dash = channel.endpoints.find((e: any) => e.id === 'dash-cenc');

@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { describeOnDb, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
+import { pushEncoder, type Encoder } from './helpers/live.ts';
 import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 import { freePort } from './helpers/process.ts';
@@ -17,50 +18,10 @@ const root = new URL('..', import.meta.url).pathname;
 const startServer = (env: Record<string, string>): ChildProcess =>
   spawn(process.execPath, [join(root, 'bin/mediaplane.js'), 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
 
-/** An encoder pushing a small test picture and tone in real time, as OBS would; until killed, or refused. */
-function encoder(url: string): { child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(
-    'ffmpeg',
-    [
-      '-v',
-      'error',
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x180:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-tune',
-      'zerolatency',
-      '-g',
-      '25',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '64k',
-      '-f',
-      'flv',
-      url,
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited };
-}
-
 describeOnDb('pglite', 'Live channel end to end', (kind) => {
   let storage: TestStorage;
   let server: ChildProcess | undefined;
-  let push: ReturnType<typeof encoder> | undefined;
+  let push: Encoder | undefined;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
   let receiver: WebhookReceiver;
@@ -70,7 +31,7 @@ describeOnDb('pglite', 'Live channel end to end', (kind) => {
     [browser, page, receiver] = await Promise.all([launchBrowser(), servePlayerPage(), WebhookReceiver.start()]);
   });
   afterAll(async () => {
-    push?.child.kill('SIGKILL');
+    await push?.kill();
     server?.kill('SIGKILL');
     await Promise.all([browser?.close(), page?.close(), receiver?.close()]);
     await storage?.drop();
@@ -141,15 +102,15 @@ describeOnDb('pglite', 'Live channel end to end', (kind) => {
     const pushUrl = ingest.replace('localhost', '127.0.0.1');
 
     // A wrong key is refused at connect: ffmpeg gives up with an error.
-    const wrong = encoder(pushUrl.replace(/[^/]+$/, 'not-the-key'));
+    const wrong = pushEncoder(pushUrl.replace(/[^/]+$/, 'not-the-key'));
     expect(await wrong.exited).not.toBe(0);
     // So is an address outside the channel's whitelistCidr, from the moment the PATCH answers.
     await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '10.0.0.0/8' } });
-    const outside = encoder(pushUrl);
+    const outside = pushEncoder(pushUrl);
     expect(await outside.exited).not.toBe(0);
     await t.json('PATCH', `/live/v1/channels/${id}`, { input: { whitelistCidr: '127.0.0.0/8' } });
 
-    push = encoder(pushUrl);
+    push = pushEncoder(pushUrl);
     await receiver.waitFor((r) => r.some((x) => x.json?.type === 'live.channel.input.connected' && x.json.data.id === id), 30_000);
     const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
     const hls = ch.endpoints.find((e: any) => e.format === 'HLS').url as string;
@@ -179,7 +140,7 @@ describeOnDb('pglite', 'Live channel end to end', (kind) => {
     await ready();
     expect(await status()).toBe('On');
     // The encoder reconnects (OBS does so by itself) to the same URL with the same key, and the same endpoint plays.
-    push = encoder(pushUrl);
+    push = pushEncoder(pushUrl);
     await receiver.waitFor((r) => r.filter((x) => x.json?.type === 'live.channel.input.connected' && x.json.data.id === id).length >= 2, 60_000);
     const second = await play(browser, page.url, hls, { seconds: 4 });
     expect(second.error).toBeUndefined();

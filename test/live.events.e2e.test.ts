@@ -2,7 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { describeEachDb, freshStorage, startPlatform, type TestPlatform, type TestStorage } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
@@ -17,7 +17,7 @@ const LEAD_SECONDS = 4;
 describeEachDb('Live events on a running channel', (kind) => {
   let storage: TestStorage;
   let p: TestPlatform | undefined;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   let env: Record<string, string>;
 
   beforeAll(async () => {
@@ -79,7 +79,7 @@ describeEachDb('Live events on a running channel', (kind) => {
       { timeoutMs: 60_000, everyMs: 200, what: 'the channel On' },
     );
     const conf = (await t.json('GET', `/live/v1/channels/${channelId}/configuration`)).body;
-    encoder = pushRtmp((conf.input.transportPrimaryIngestUrl as string).replace('localhost', '127.0.0.1'), { size: '320x180' });
+    encoder = pushEncoder((conf.input.transportPrimaryIngestUrl as string).replace('localhost', '127.0.0.1'), { size: '320x180' });
     await until(
       async () => (await channel()).internalStatus,
       (s) => s === 'InputConnected',

@@ -1,13 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ffmpegPath } from '../src/media/ffmpeg.ts';
 import { launchBrowser, servePlayerPage } from './helpers/browser.ts';
-import { framePixels, playLive, type LivePlayer } from './helpers/live.ts';
+import { fileSize, framePixels, playLive, pushEncoder, rtmpReceiver, type Encoder, type LivePlayer } from './helpers/live.ts';
 import { DATABASES, freshStorage, tenantClient, type TestStorage, type TestTenant } from './helpers/platform.ts';
 import { freePort, listening, mediaplane, waitReady, type Run } from './helpers/process.ts';
 import { until } from './helpers/until.ts';
@@ -59,42 +57,21 @@ async function firstAccepting(backends: number[]): Promise<{ port: number; close
 
 /** An encoder pushing a test pattern and a tone over RTMP in real time; like OBS, it reconnects when it loses the server. */
 function reconnectingEncoder(url: string): { stop(): void } {
-  let child: ChildProcess | undefined;
+  let encoder: Encoder | undefined;
   let stopped = false;
   const run = () => {
     if (stopped) return;
-    child = spawn(
-      ffmpegPath(),
-      [
-        ...['-hide_banner', '-nostdin', '-loglevel', 'error'],
-        ...['-re', '-f', 'lavfi', '-i', 'testsrc2=size=256x144:rate=15'],
-        ...['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000'],
-        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-pix_fmt', 'yuv420p'],
-        ...['-c:a', 'aac', '-b:a', '64k', '-f', 'flv', url],
-      ],
-      { stdio: 'ignore' },
-    );
-    child.once('close', () => setTimeout(run, 500));
+    encoder = pushEncoder(url, { size: '256x144', rate: 15 });
+    void encoder.exited.then(() => setTimeout(run, 500));
   };
   run();
   return {
     stop: () => {
       stopped = true;
-      child?.kill('SIGKILL');
+      void encoder?.kill();
     },
   };
 }
-
-/** A restream destination: takes one RTMP publish and writes it to `file` (ffmpeg `-listen 1`). */
-function destination(port: number, file: string): ChildProcess {
-  return spawn(
-    ffmpegPath(),
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live`, '-c', 'copy', '-f', 'flv', '-y', file],
-    { stdio: 'ignore' },
-  );
-}
-
-const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 
 describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processes (PostgreSQL)', () => {
   let storage: TestStorage;
@@ -103,7 +80,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
   const live: { run: Run; rtmpPort: number }[] = [];
   let balancer: Awaited<ReturnType<typeof firstAccepting>> | undefined;
   let encoder: ReturnType<typeof reconnectingEncoder> | undefined;
-  const destinations: ChildProcess[] = [];
+  const destinations: ReturnType<typeof rtmpReceiver>[] = [];
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
   let player: LivePlayer | undefined;
@@ -115,7 +92,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
   }, 60_000);
   afterAll(async () => {
     encoder?.stop();
-    for (const d of destinations) d.kill('SIGKILL');
+    for (const d of destinations) d.child.kill('SIGKILL');
     for (const p of [api, ...live.map((l) => l.run)]) p?.child.kill('SIGKILL');
     await player?.close().catch(() => {});
     await Promise.all([browser?.close(), page?.close(), balancer?.close()]);
@@ -193,11 +170,11 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
     };
 
     const before = join(work, 'restream-before.flv');
-    destinations.push(destination(restreamPort, before));
+    destinations.push(rtmpReceiver(restreamPort, before));
     encoder = reconnectingEncoder(conf.input.transportPrimaryIngestUrl);
     const onAir = await until(latest, (px) => px.spread > 100, { timeoutMs: 60_000, everyMs: 250, what: 'the encoder on air' });
     await until(
-      () => size(before),
+      () => fileSize(before),
       (n) => n > 20_000,
       { timeoutMs: 30_000, what: 'the restream arriving' },
     );
@@ -212,7 +189,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
     await owner.run.exit;
     const killedAt = playing.currentTime;
     const after = join(work, 'restream-after.flv');
-    destinations.push(destination(restreamPort, after));
+    destinations.push(rtmpReceiver(restreamPort, after));
 
     // The other process takes the channel over when the lease runs out, and the encoder's reconnect reaches it.
     await until(() => listening(other.rtmpPort), Boolean, { timeoutMs: 60_000, what: 'the other live process running the channel' });
@@ -232,7 +209,7 @@ describe.skipIf(!DATABASES.includes('postgres'))('Live failover between processe
     expect(later.error).toBeUndefined();
     // The restream resumes from the new owner.
     await until(
-      () => size(after),
+      () => fileSize(after),
       (n) => n > 20_000,
       { timeoutMs: 60_000, what: 'the restream arriving again' },
     );

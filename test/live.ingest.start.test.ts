@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { describeOnDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
 import { until } from './helpers/until.ts';
@@ -13,7 +13,7 @@ describeOnDb('pglite', 'RTMP ingest from the moment of start', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let rtmpPort: number;
-  const encoders: ReturnType<typeof pushRtmp>[] = [];
+  const encoders: ReturnType<typeof pushEncoder>[] = [];
 
   beforeAll(async () => {
     rtmpPort = await freePort();
@@ -43,7 +43,7 @@ describeOnDb('pglite', 'RTMP ingest from the moment of start', (kind) => {
     return { id, url: (conf.input.transportPrimaryIngestUrl as string).replace('localhost', '127.0.0.1') };
   };
   const push = (url: string) => {
-    const e = pushRtmp(url, { size: '160x90', seconds: 120 });
+    const e = pushEncoder(url, { size: '160x90', seconds: 120 });
     encoders.push(e);
     return e;
   };

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
 import { liveMedia } from '../src/modules/live/media.ts';
 import { ChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
-import { framePixels } from './helpers/live.ts';
+import { framePixels, pushEncoder, type Encoder } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
@@ -18,40 +17,8 @@ import { until } from './helpers/until.ts';
  * decoding the first frame of the newest published segment, fetched as a player would.
  */
 
+/** What an encoder sends: a colour or the moving test pattern, with a tone, 256x144 at 15 fps. */
 type Picture = 'red' | 'blue' | 'pattern';
-const SOURCES: Record<Picture, string> = {
-  red: 'color=c=red:s=256x144:r=15',
-  blue: 'color=c=blue:s=256x144:r=15',
-  pattern: 'testsrc2=size=256x144:rate=15',
-};
-
-/** An encoder pushing a picture and a tone in real time (FLV over RTMP, or MPEG-TS over SRT); until killed. */
-function encoder(url: string, picture: Picture): { child: ChildProcess; exited: Promise<number | null>; kill(): Promise<number | null> } {
-  const srt = url.startsWith('srt://');
-  const child = spawn(
-    'ffmpeg',
-    [
-      ...['-hide_banner', '-nostdin', '-loglevel', 'error'],
-      ...['-re', '-f', 'lavfi', '-i', SOURCES[picture]],
-      ...['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000'],
-      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-pix_fmt', 'yuv420p'],
-      ...['-c:a', 'aac', '-b:a', '64k'],
-      ...(srt ? ['-f', 'mpegts'] : ['-f', 'flv']),
-      url,
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    kill: () => {
-      // SIGKILL: the encoder (or its network) is gone without a goodbye, the case redundancy and reconnects are for.
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      return exited;
-    },
-  };
-}
 
 const isColour = (px: { r: number; g: number; b: number }, c: 'red' | 'green' | 'blue') => {
   const [hi, lo] = c === 'red' ? [px.r, px.g + px.b] : c === 'green' ? [px.g, px.r + px.b] : [px.b, px.r + px.g];
@@ -63,7 +30,7 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
   let t: TestTenant;
   let work: string;
   let runner: ChannelRunner;
-  const pushes: ReturnType<typeof encoder>[] = [];
+  const pushes: Encoder[] = [];
   // A pair of SRT ports of its own per run (UDP: a port taken by another test file is not seen by freePort()).
   const srtPortMin = 20_000 + 2 * Math.floor(Math.random() * 10_000);
 
@@ -95,7 +62,7 @@ describeOnDb('pglite', 'Live channel inputs: SRT and redundant inputs', (kind) =
   });
 
   const push = (url: string, picture: Picture) => {
-    const x = encoder(url.replace('//localhost:', '//127.0.0.1:'), picture);
+    const x = pushEncoder(url.replace('//localhost:', '//127.0.0.1:'), { size: '256x144', rate: 15, color: picture === 'pattern' ? undefined : picture });
     pushes.push(x);
     return x;
   };

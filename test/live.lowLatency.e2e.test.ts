@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { playLive, pushRtmp, startLivePlayback } from './helpers/live.ts';
+import { playLive, pushEncoder, startLivePlayback } from './helpers/live.ts';
 import { playLowLatency } from './helpers/lowLatency.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -48,7 +48,7 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
 
   beforeAll(async () => {
     ({ p, browser, page } = await startLivePlayback(kind, {
@@ -77,7 +77,7 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
     await until(status, (s) => s === 'On', { timeoutMs: 60_000 });
     const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
     expect(conf.latency).toBe('ReducedLatency');
-    encoder = pushRtmp(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
     const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
     const hls = ch.endpoints.find((e: any) => e.format === 'HLS').url as string;
     const dash = ch.endpoints.find((e: any) => e.format === 'DASH').url as string;

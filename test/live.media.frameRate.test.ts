@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { startRtmpIngest, type LiveRendition, type RtmpIngest } from '../src/media/live/index.ts';
-import { localPipeline, pushRtmp, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
+import { localPipeline, pushEncoder, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 
 const KEY = 'k3y_frame-rate';
@@ -51,7 +51,7 @@ describe('live media: the frame rate of a quality follows the encoder unless one
 
   async function encodedRates(name: string, pushed: number, partSeconds?: number) {
     const { pipeline, outDir, events } = localPipeline(join(tmp.dir, name), { channelId: CHANNEL, renditions: LADDER, segmentSeconds: 2, partSeconds });
-    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { rate: pushed });
+    const encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { rate: pushed });
     try {
       await pipeline.start();
       await waitFor('the publish', () => ingest.inputUrl(CHANNEL));

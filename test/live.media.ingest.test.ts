@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { startRtmpIngest, type RtmpIngest } from '../src/media/live/index.ts';
-import { localPipeline, pushRtmp, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
+import { localPipeline, pushEncoder, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 
 const KEY = 'k3y_right-one';
@@ -35,11 +35,11 @@ describe('live media: RTMP ingest into the pipeline', () => {
   });
 
   it('a wrong key is refused at connect, and so is an address the authorizer refuses', async () => {
-    const wrong = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/not-the-key`, { seconds: 5 });
+    const wrong = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/not-the-key`, { seconds: 5 });
     expect(await wrong.exited).not.toBe(0);
     refusedAddresses.add('127.0.0.1');
     try {
-      const fromRefusedAddress = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { seconds: 5 });
+      const fromRefusedAddress = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { seconds: 5 });
       expect(await fromRefusedAddress.exited).not.toBe(0);
     } finally {
       refusedAddresses.delete('127.0.0.1');
@@ -49,7 +49,7 @@ describe('live media: RTMP ingest into the pipeline', () => {
   });
 
   it('nobody may play a published stream back but the local pipeline, and a kicked publisher is disconnected', async () => {
-    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    const encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     try {
       await waitFor('the publish', () => published.includes(CHANNEL));
       const url = ingest.inputUrl(CHANNEL)!;
@@ -73,7 +73,7 @@ describe('live media: RTMP ingest into the pipeline', () => {
 
   it('ffmpeg pushes RTMP with the right key: the pipeline publishes HLS and DASH over the same segments', async () => {
     const { pipeline, outDir, events } = localPipeline(join(tmp.dir, 'p1'), { channelId: CHANNEL });
-    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    const encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     try {
       await pipeline.start();
       await waitFor('the publish', () => ingest.inputUrl(CHANNEL));

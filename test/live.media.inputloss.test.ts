@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg, runFfprobe } from '../src/media/ffmpeg.ts';
 import { startRtmpIngest, type LivePipeline, type RtmpIngest } from '../src/media/live/index.ts';
-import { framePixels, localPipeline, pushRtmp, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
+import { framePixels, localPipeline, pushEncoder, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
 
 const KEY = 'loss-key';
@@ -63,13 +63,13 @@ describe('live media: input loss and supervision', () => {
     await pipeline.start();
     await waitForPicture('the colour before any input', p.outDir, (px) => isColour(px, COLOR));
 
-    let encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    let encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     await waitForPicture('live frames', p.outDir, isPattern);
     await encoder.stop();
     await waitForPicture('the colour after the publisher left', p.outDir, (px) => isColour(px, COLOR));
     expect(p.events.filter((e) => e.type === 'input.lost')).toHaveLength(1);
 
-    encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     try {
       await waitForPicture('live frames again', p.outDir, isPattern);
     } finally {
@@ -100,7 +100,7 @@ describe('live media: input loss and supervision', () => {
     const p = localPipeline(join(tmp.dir, 'video-only'), { channelId: CHANNEL });
     pipeline = p.pipeline;
     await pipeline.start();
-    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { videoOnly: true });
+    const encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`, { videoOnly: true });
     try {
       await waitForPicture('live frames from a video-only input', p.outDir, isPattern);
       // The audio rendition goes on through the live run: its newest segment holds one AAC stream.
@@ -128,7 +128,7 @@ describe('live media: input loss and supervision', () => {
     const p = localPipeline(join(tmp.dir, 'stall'), { channelId: CHANNEL });
     pipeline = p.pipeline;
     await pipeline.start();
-    const encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    const encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     try {
       await waitForPicture('live frames', p.outDir, isPattern);
       process.kill(encoder.child.pid!, 'SIGSTOP');

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -7,11 +7,11 @@ import { asc, eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
-import { ffmpegPath, runFfprobe } from '../src/media/ffmpeg.ts';
+import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { liveMedia, type RestreamDestination, type RestreamDestinationOptions, type RestreamSource } from '../src/modules/live/media.ts';
 import { ChannelRestreams } from '../src/modules/live/restreams.ts';
 import { ChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { fileSize, pushEncoder, rtmpReceiver } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
@@ -20,36 +20,6 @@ import { freePort } from './helpers/process.ts';
  * Restreams with real ffmpeg: a channel pushes to two local RTMP listeners (ffmpeg `-listen 1`, as a platform's
  * ingest would take it); one listener dies and comes back while the other keeps receiving; a PATCH removes a restream.
  */
-/** A destination platform: takes one RTMP publish on `port` and writes what it receives into `file`. */
-function listener(port: number, file: string): { child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(
-    ffmpegPath(),
-    [
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-listen',
-      '1',
-      '-i',
-      `rtmp://127.0.0.1:${port}/live`,
-      '-c',
-      'copy',
-      '-f',
-      'flv',
-      '-flush_packets',
-      '1',
-      '-y',
-      file,
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited };
-}
-
-const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
-
 /** What ffprobe finds in a received file: a video stream, and the time its video packets span. */
 async function probe(file: string): Promise<{ video: boolean; seconds: number }> {
   const out = JSON.parse(await runFfprobe(['-of', 'json', '-show_streams', '-show_entries', 'packet=pts_time,stream_index', file]));
@@ -119,7 +89,7 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
   let runner: ChannelRunner | undefined;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   const listeners: ChildProcess[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-restream-'));
   let logged = '';
@@ -168,8 +138,8 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
     const id = created.body.id as string;
     const fileA = join(dir, 'a.flv');
     const fileB = join(dir, 'b.flv');
-    let a = listener(portA, fileA);
-    const b = listener(portB, fileB);
+    let a = rtmpReceiver(portA, fileA);
+    const b = rtmpReceiver(portB, fileB);
     listeners.push(a.child, b.child);
 
     expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
@@ -177,12 +147,12 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
     await until(configuration, (c) => c.status.value === 'On', { timeoutMs: 60_000, everyMs: 200 });
     // Before the encoder connects the destinations wait for input; they are not failing.
     expect((await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status)).toEqual(['WaitingForInput', 'WaitingForInput']);
-    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
+    encoder = pushEncoder((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
 
     const statuses = async () => (await configuration()).restreams.map((r: any) => r.rtmpDestinations[0].status);
     await until(statuses, (s) => s[0] === 'Active' && s[1] === 'Active', { timeoutMs: 60_000, everyMs: 200 });
     await until(
-      async () => [size(fileA), size(fileB)],
+      async () => [fileSize(fileA), fileSize(fileB)],
       ([x, y]) => x > 20_000 && y > 20_000,
       { timeoutMs: 60_000, everyMs: 200 },
     );
@@ -197,10 +167,10 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
     // Destination A dies: B keeps receiving, A is retried and reported once.
     a.child.kill('SIGKILL');
     await a.exited;
-    const bBefore = size(fileB);
+    const bBefore = fileSize(fileB);
     await until(statuses, (s) => s[0] === 'Retrying', { timeoutMs: 60_000, everyMs: 200 });
     await until(
-      async () => size(fileB),
+      async () => fileSize(fileB),
       (n) => n > bBefore + 20_000,
       { timeoutMs: 60_000, everyMs: 200 },
     );
@@ -216,11 +186,11 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
 
     // A comes back: recovered, and it receives again.
     const fileA2 = join(dir, 'a2.flv');
-    a = listener(portA, fileA2);
+    a = rtmpReceiver(portA, fileA2);
     listeners.push(a.child);
     await until(restreamEvents, (e) => e.some((x) => x.type === 'live.channel.restream.recovered'), { timeoutMs: 60_000, everyMs: 200 });
     await until(
-      async () => size(fileA2),
+      async () => fileSize(fileA2),
       (n) => n > 20_000,
       { timeoutMs: 60_000, everyMs: 200 },
     );
@@ -238,9 +208,9 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
     const patched = await t.json('PATCH', `/live/v1/channels/${id}`, { restreams: [{ ...restream('a', portA, '********') }] });
     expect(patched.status).toBe(200);
     await b.exited;
-    const aBefore = size(fileA2);
+    const aBefore = fileSize(fileA2);
     await until(
-      async () => size(fileA2),
+      async () => fileSize(fileA2),
       (n) => n > aBefore + 20_000,
       { timeoutMs: 60_000, everyMs: 200 },
     );
@@ -253,12 +223,12 @@ describeOnDb('pglite', 'Live restreams', (kind) => {
     await until(statuses, (s) => s[0] === 'WaitingForInput', { timeoutMs: 60_000, everyMs: 200 });
     await a.exited;
     const fileA3 = join(dir, 'a3.flv');
-    a = listener(portA, fileA3);
+    a = rtmpReceiver(portA, fileA3);
     listeners.push(a.child);
-    encoder = pushRtmp((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
+    encoder = pushEncoder((await configuration()).input.transportPrimaryIngestUrl, { size: '160x90' });
     await until(statuses, (s) => s[0] === 'Active', { timeoutMs: 60_000, everyMs: 200 });
     await until(
-      async () => size(fileA3),
+      async () => fileSize(fileA3),
       (n) => n > 20_000,
       { timeoutMs: 60_000, everyMs: 200 },
     );

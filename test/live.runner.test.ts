@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +10,7 @@ import { liveMedia } from '../src/modules/live/media.ts';
 import { ChannelRunner, startChannelRunner } from '../src/modules/live/runner/channelRunner.ts';
 import { liveChannels } from '../src/modules/live/tables.ts';
 import { events } from '../src/db/events.ts';
-import { framePixels } from './helpers/live.ts';
+import { framePixels, pushEncoder, type Encoder } from './helpers/live.ts';
 import { describeEachDb, itOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
@@ -25,89 +24,6 @@ import { until } from './helpers/until.ts';
 const PUSH_VIDEO_KBPS = 400;
 const PUSH_AUDIO_KBPS = 64;
 const PUSH_FPS = 15;
-
-/**
- * An encoder pushing a test picture and tone over RTMP in real time, as OBS would; until stopped, refused or `seconds`
- * pass. `sentFrameRate` is the rate it really sent, from its `-progress` reports (frames over the wall-clock time
- * between the first and the last): on a loaded machine `-re` falls behind the nominal rate (15 fps went out at 7.4).
- */
-function encoder(url: string, seconds = 600): { child: ChildProcess; exited: Promise<number | null>; stop(): Promise<number | null>; sentFrameRate(): number } {
-  const child = spawn(
-    'ffmpeg',
-    [
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=size=256x144:rate=${PUSH_FPS}`,
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000',
-      '-t',
-      String(seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-tune',
-      'zerolatency',
-      '-g',
-      String(PUSH_FPS),
-      '-pix_fmt',
-      'yuv420p',
-      '-b:v',
-      `${PUSH_VIDEO_KBPS}k`,
-      '-minrate',
-      `${PUSH_VIDEO_KBPS}k`,
-      '-maxrate',
-      `${PUSH_VIDEO_KBPS}k`,
-      '-bufsize',
-      `${PUSH_VIDEO_KBPS / 2}k`,
-      '-x264-params',
-      'nal-hrd=cbr',
-      '-c:a',
-      'aac',
-      '-b:a',
-      `${PUSH_AUDIO_KBPS}k`,
-      '-f',
-      'flv',
-      '-progress',
-      'pipe:1',
-      url,
-    ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  // [wall-clock ms, frames sent] of the first report with a frame sent and of the last.
-  let first: [number, number] | undefined;
-  let last: [number, number] | undefined;
-  let pending = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) {
-      const frames = /^frame=(\d+)/.exec(line.trim());
-      if (!frames || Number(frames[1]) === 0) continue;
-      last = [Date.now(), Number(frames[1])];
-      first ??= last;
-    }
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    sentFrameRate: () => (first && last && last[0] > first[0] ? ((last[1] - first[1]) * 1000) / (last[0] - first[0]) : 0),
-    stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
 
 /** The ffmpeg processes running for a channel: their command lines name its work directory. */
 function encoderPids(channelDir: string): number[] {
@@ -171,7 +87,7 @@ describeEachDb('Live channel runner', (kind) => {
   let png: Buffer;
   let mp4: Buffer;
   const runners: ChannelRunner[] = [];
-  const pushes: ReturnType<typeof encoder>[] = [];
+  const pushes: Encoder[] = [];
 
   beforeAll(async () => {
     media = mkdtempSync(join(tmpdir(), 'mediaplane-live-runner-'));
@@ -226,7 +142,7 @@ describeEachDb('Live channel runner', (kind) => {
     return r;
   };
   const push = (url: string, seconds?: number) => {
-    const x = encoder(url, seconds);
+    const x = pushEncoder(url, { size: '256x144', rate: PUSH_FPS, videoKbps: PUSH_VIDEO_KBPS, audioKbps: PUSH_AUDIO_KBPS, seconds });
     pushes.push(x);
     return x;
   };

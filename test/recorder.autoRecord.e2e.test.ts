@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
 import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
@@ -26,7 +26,7 @@ const playlistSeconds = (text: string) =>
 describeEachDb('Recorder: automatic recording of live sessions', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
 
   beforeAll(async () => {
     p = await startPlatform(kind, {
@@ -123,7 +123,7 @@ describeEachDb('Recorder: automatic recording of live sessions', (kind) => {
     };
     /** Pushes for `seconds` once connected; answers when it connected and when it was stopped (wall clock). */
     const push = async (ingest: string, seconds: number) => {
-      encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+      encoder = pushEncoder(ingest, { size: '160x90', rate: 15 });
       await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 100, what: 'the encoder is connected' });
       const connected = Date.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));

@@ -9,7 +9,7 @@ import { recorderRecordings } from '../src/modules/recorder/tables.ts';
 import { MASTER, MPD } from '../src/modules/recorder/storageKeys.ts';
 import { recordingPrefix } from '../src/modules/recorder/storageKeys.ts';
 import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { PROCESS_START_TIMEOUT_MS, until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
@@ -32,7 +32,7 @@ const RUNNING_S = 6;
 describeOnDb('postgres', 'Recorder end to end', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   let browser: Browser | undefined;
   let page: Awaited<ReturnType<typeof servePlayerPage>> | undefined;
 
@@ -67,7 +67,7 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     const configuration = async () => (await t.json('GET', `/live/v1/channels/${channelId}/configuration`)).body;
     await until(configuration, (c) => c.status.value === 'On', { timeoutMs: 60_000, everyMs: 200 });
     const ingest = (await configuration()).input.transportPrimaryIngestUrl as string;
-    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+    encoder = pushEncoder(ingest, { size: '160x90', rate: 15 });
     const internalStatus = async () => (await t.json('GET', `/live/v1/channels/${channelId}`)).body.internalStatus;
     await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
@@ -257,7 +257,7 @@ describeOnDb('postgres', 'Recorder end to end', (kind) => {
     // The encoder comes back once the slate is out (on a loaded machine a slate run can take longer to start than a
     // reconnect, and is then ended before its first segment: no slate on the timeline to record across).
     await until(runs, (r) => r.length >= 2, { timeoutMs: 60_000, everyMs: 300, what: 'a slate segment' });
-    encoder = pushRtmp(ingest, { size: '160x90', rate: 15 });
+    encoder = pushEncoder(ingest, { size: '160x90', rate: 15 });
     await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const [first, , third] = await until(runs, (r) => r.length >= 3 && r[2]!.length >= 2, { timeoutMs: 60_000, everyMs: 300, what: 'live, slate, live' });
     const across = await create({

@@ -4,7 +4,7 @@ import { mpdDurationMs } from '../src/media/finish.ts';
 import { rangeSegments, type TimelineSegment } from '../src/modules/live/timeline.ts';
 import { recordedSegments } from '../src/modules/recorder/record.ts';
 import { PRESETS } from '../src/modules/transcoder/presets.ts';
-import { pushRtmp } from './helpers/live.ts';
+import { pushEncoder } from './helpers/live.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { freePort } from './helpers/process.ts';
 import { until } from './helpers/until.ts';
@@ -50,7 +50,7 @@ async function playlistDurations(masterUrl: string): Promise<{ kind: 'video' | '
 describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) => {
   let p: TestPlatform;
   let t: TestTenant;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
 
   beforeAll(async () => {
     p = await startPlatform(kind, {
@@ -106,7 +106,7 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       (s) => s === 'Live',
       { timeoutMs: 30_000, everyMs: 200, what: 'the future range begins' },
     );
-    encoder = pushRtmp(ingest, { size: '160x90', rate: FPS });
+    encoder = pushEncoder(ingest, { size: '160x90', rate: FPS });
     await until(internalStatus, (s) => s === 'InputConnected', { timeoutMs: 60_000, everyMs: 200 });
     const [, encoderRun] = await until(runs, (r) => r.length === 2 && r[1]!.length >= 3, { timeoutMs: 60_000, everyMs: 300, what: 'encoder segments' });
     // Inside the encoder's run (a run change before them): a running range and a future one.
@@ -123,7 +123,7 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
     });
     await encoder.stop();
     await until(runs, (r) => r.length >= 3, { timeoutMs: 60_000, everyMs: 300, what: 'the colour after the encoder dropped' });
-    encoder = pushRtmp(ingest, { size: '160x90', rate: FPS });
+    encoder = pushEncoder(ingest, { size: '160x90', rate: FPS });
     const [first, live, , again] = await until(runs, (r) => r.length >= 4 && r[3]!.length >= 3, { timeoutMs: 60_000, everyMs: 300, what: 'the encoder back' });
     // Past ranges, from the timeline itself (on a loaded machine the channel lags the wall clock): in the channel's
     // first run, across its first change of run, after it, and across the encoder's reconnection.

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { codeWord } from '../src/media/watermark/code.ts';
 import { play } from './helpers/browser.ts';
-import { pushRtmp, startLivePlayback } from './helpers/live.ts';
+import { pushEncoder, startLivePlayback } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -33,7 +33,7 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
   let t: TestTenant;
-  let encoder: ReturnType<typeof pushRtmp> | undefined;
+  let encoder: ReturnType<typeof pushEncoder> | undefined;
   let channel: any;
 
   beforeAll(async () => {
@@ -54,7 +54,7 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
       { timeoutMs: 60_000 },
     );
     const conf = (await t.json('GET', `/live/v1/channels/${created.body.id}/configuration`)).body;
-    encoder = pushRtmp(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
+    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
     channel = (await t.json('GET', `/live/v1/channels/${created.body.id}`)).body;
   }, 120_000);
   afterAll(async () => {

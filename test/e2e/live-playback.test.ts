@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRtmpIngest, type LivePipeline, type RtmpIngest } from '../../src/media/live/index.ts';
 import { launchBrowser, serveDirectory, servePlayerPage, type StaticServer } from '../helpers/browser.ts';
-import { localPipeline, playLive, pushRtmp, quietLog, readPlaylist, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
+import { localPipeline, playLive, pushEncoder, quietLog, readPlaylist, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
 import { tempDir } from '../helpers/media.ts';
 import { until } from '../helpers/until.ts';
 
@@ -74,7 +74,7 @@ describe('live playback through input loss', () => {
     });
 
   it('hls.js and dash.js keep playing when the encoder leaves and when it comes back', async () => {
-    let encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+    let encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
     const players: LivePlayer[] = [];
     try {
       await pipeline.start();
@@ -91,7 +91,7 @@ describe('live playback through input loss', () => {
       await allAdvance(players, 5, 'playback on through the switch to the colour');
       expect(fetchedFrom(lostAt)).toBe(true);
 
-      encoder = pushRtmp(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
+      encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
       await waitFor(
         'the live input back',
         () => readPlaylist(join(outDir, '180p.m3u8'))!.segments.at(-1)!.discontinuity === false && newestSequence() > lostAt + 3,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { ffmpegPath, runFfmpeg } from '../../src/media/ffmpeg.ts';
@@ -58,16 +58,99 @@ export function localPipeline(
   return { pipeline, outDir, events, removed };
 }
 
-/** An encoder pushing a moving test pattern with a tone over RTMP, in real time, until stopped. */
-export function pushRtmp(
-  url: string,
-  { size = '320x180', rate = 25, seconds = 600, videoOnly = false }: { size?: string; rate?: number; seconds?: number; videoOnly?: boolean } = {},
-): {
+/** What a test encoder sends; every option has the default of most live tests. */
+export interface EncoderOptions {
+  /** The generated picture's size and frame rate; a key frame every second (`-g` = the rate). */
+  size?: string;
+  rate?: number;
+  /** A solid colour (an ffmpeg colour name) instead of the moving test pattern. */
+  color?: string;
+  /** No tone: the picture alone. */
+  videoOnly?: boolean;
+  /** Constant-bitrate video at this many kbit/s (filler included), for the input statistics; x264's own rate control otherwise. */
+  videoKbps?: number;
+  audioKbps?: number;
+  /** A media file sent in a loop and stream-copied, instead of the generated picture and tone (the options above do not apply). */
+  clip?: string;
+  /** A guard against an encoder outliving its test: it stops by itself after this long. */
+  seconds?: number;
+}
+
+export interface Encoder {
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** The end of what ffmpeg wrote to stderr. */
   stderr: () => string;
-  stop(): Promise<void>;
-} {
+  /**
+   * The frame rate it really sent, from its `-progress` reports (frames over the wall-clock time between the first and
+   * the last): on a loaded machine `-re` falls behind the nominal rate (15 fps went out at 7.4).
+   */
+  sentFrameRate(): number;
+  /** SIGTERM: the encoder says goodbye. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: the encoder (or its network) is gone without a goodbye, the case redundancy and reconnects are for. */
+  kill(): Promise<number | null>;
+}
+
+/**
+ * An encoder pushing in real time, as OBS would, until stopped, refused or `seconds` pass: FLV to an `rtmp://` URL,
+ * MPEG-TS to an `srt://` one. It sends a test pattern (or a colour) with a tone, or loops a clip.
+ */
+export function pushEncoder(
+  url: string,
+  { size = '320x180', rate = 25, color, videoOnly = false, videoKbps, audioKbps = 64, clip, seconds = 600 }: EncoderOptions = {},
+): Encoder {
+  const picture = color ? `color=c=${color}:s=${size}:r=${rate}` : `testsrc2=size=${size}:rate=${rate}`;
+  const input = clip
+    ? ['-re', '-stream_loop', '-1', '-i', clip, '-t', String(seconds), '-c', 'copy']
+    : [
+        ...['-re', '-f', 'lavfi', '-i', picture],
+        ...(videoOnly ? [] : ['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000']),
+        ...['-t', String(seconds)],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', String(rate), '-pix_fmt', 'yuv420p'],
+        ...(videoKbps
+          ? ['-b:v', `${videoKbps}k`, '-minrate', `${videoKbps}k`, '-maxrate', `${videoKbps}k`, '-bufsize', `${videoKbps / 2}k`, '-x264-params', 'nal-hrd=cbr']
+          : []),
+        ...(videoOnly ? ['-an'] : ['-c:a', 'aac', '-b:a', `${audioKbps}k`]),
+      ];
+  const child = spawn(
+    ffmpegPath(),
+    ['-hide_banner', '-nostdin', '-loglevel', 'error', ...input, '-f', url.startsWith('srt://') ? 'mpegts' : 'flv', '-progress', 'pipe:1', url],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4000)));
+  // [wall-clock ms, frames sent] of the first report with a frame sent and of the last.
+  let first: [number, number] | undefined;
+  let last: [number, number] | undefined;
+  let pending = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      const frames = /^frame=(\d+)/.exec(line.trim());
+      if (!frames || Number(frames[1]) === 0) continue;
+      last = [Date.now(), Number(frames[1])];
+      first ??= last;
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const signal = (sig: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    return exited;
+  };
+  return {
+    child,
+    exited,
+    stderr: () => err,
+    sentFrameRate: () => (first && last && last[0] > first[0] ? ((last[1] - first[1]) * 1000) / (last[0] - first[0]) : 0),
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  };
+}
+
+/** A restream destination, as a platform's ingest would take it: one RTMP publish on `port` (ffmpeg `-listen 1`), written to `file`. */
+export function rtmpReceiver(port: number, file: string): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(
     ffmpegPath(),
     [
@@ -75,44 +158,27 @@ export function pushRtmp(
       '-nostdin',
       '-loglevel',
       'error',
-      '-re',
-      '-f',
-      'lavfi',
+      '-listen',
+      '1',
       '-i',
-      `testsrc2=size=${size}:rate=${rate}`,
-      ...(videoOnly ? [] : ['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000']),
-      '-t',
-      String(seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-tune',
-      'zerolatency',
-      '-g',
-      String(rate),
-      '-pix_fmt',
-      'yuv420p',
-      ...(videoOnly ? ['-an'] : ['-c:a', 'aac', '-b:a', '64k']),
+      `rtmp://127.0.0.1:${port}/live`,
+      '-c',
+      'copy',
       '-f',
       'flv',
-      url,
+      '-flush_packets',
+      '1',
+      '-y',
+      file,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: 'ignore' },
   );
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4000)));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    stderr: () => err,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited };
 }
+
+/** The size of `file` so far, 0 before it exists. */
+export const fileSize = (file: string): number => (existsSync(file) ? statSync(file).size : 0);
 
 export interface ParsedPlaylist {
   sequence: number;
