@@ -2,12 +2,29 @@ import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { TestTenant } from './platform.ts';
 
-/** Uploads a local file the way a client does: start, PUT each part to its presigned URL, complete. Returns the file id. */
-export async function uploadFile(t: TestTenant, path: string, name = basename(path)): Promise<string> {
+/** Where a file goes: a VOD source file (it has a friendly name too) or a watermarking suspect file. */
+export type UploadModule = 'vod' | 'watermarking';
+
+/**
+ * Uploads a local file the way a client does: start, PUT each part to its presigned URL, complete. Returns the file id.
+ * `freshFirstPart`: part 1 goes to a fresh URL asked for through `files/{id}/part/1`, as a client whose URL expired.
+ */
+export async function uploadFile(
+  t: TestTenant,
+  path: string,
+  name = basename(path),
+  { module = 'vod', freshFirstPart = false }: { module?: UploadModule; freshFirstPart?: boolean } = {},
+): Promise<string> {
+  const api = `/${module}/v1/files`;
   const size = (await stat(path)).size;
-  const start = await t.json('POST', '/vod/v1/files/start', { name, friendlyName: name, fileSize: size });
+  const start = await t.json('POST', `${api}/start`, { name, ...(module === 'vod' ? { friendlyName: name } : {}), fileSize: size });
   if (start.status !== 200) throw new Error(`start failed: ${start.status} ${JSON.stringify(start.body)}`);
   const { fileId, multipartUrls, partSize } = start.body as { fileId: string; multipartUrls: string[]; partSize: number };
+  if (freshFirstPart) {
+    const fresh = await t.json('GET', `${api}/${fileId}/part/1`);
+    if (fresh.status !== 200) throw new Error(`part url failed: ${fresh.status} ${JSON.stringify(fresh.body)}`);
+    multipartUrls[0] = fresh.body.url as string;
+  }
   const fh = await open(path);
   const parts: { partNumber: number; eTag: string }[] = [];
   try {
@@ -22,7 +39,7 @@ export async function uploadFile(t: TestTenant, path: string, name = basename(pa
   } finally {
     await fh.close();
   }
-  const done = await t.json('POST', '/vod/v1/files/complete', { fileId, parts });
+  const done = await t.json('POST', `${api}/complete`, { fileId, parts });
   if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${JSON.stringify(done.body)}`);
   return fileId;
 }

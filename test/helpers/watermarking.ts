@@ -1,35 +1,11 @@
-import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { TestTenant } from './platform.ts';
 import { until } from './until.ts';
+import { uploadFile } from './upload.ts';
 
 /** Uploads a suspect file like a client: start, a fresh URL for part 1 through `part/{nr}`, PUT every part, complete. */
-export async function uploadSuspect(t: TestTenant, path: string, name = basename(path)): Promise<string> {
-  const size = (await stat(path)).size;
-  const start = await t.json('POST', '/watermarking/v1/files/start', { name, fileSize: size });
-  if (start.status !== 200) throw new Error(`start failed: ${start.status} ${JSON.stringify(start.body)}`);
-  const { fileId, multipartUrls, partSize } = start.body as { fileId: string; multipartUrls: string[]; partSize: number };
-  const fresh = await t.json('GET', `/watermarking/v1/files/${fileId}/part/1`);
-  if (fresh.status !== 200) throw new Error(`part url failed: ${fresh.status} ${JSON.stringify(fresh.body)}`);
-  const urls = [fresh.body.url as string, ...multipartUrls.slice(1)];
-  const fh = await open(path);
-  const parts: { partNumber: number; eTag: string }[] = [];
-  try {
-    for (const [i, url] of urls.entries()) {
-      const length = Math.min(partSize, size - i * partSize);
-      const buf = Buffer.alloc(length);
-      await fh.read(buf, 0, length, i * partSize);
-      const res = await t.fetch(url, { method: 'PUT', body: buf });
-      if (!res.ok) throw new Error(`part ${i + 1} failed: ${res.status} ${await res.text()}`);
-      parts.push({ partNumber: i + 1, eTag: res.headers.get('etag')! });
-    }
-  } finally {
-    await fh.close();
-  }
-  const done = await t.json('POST', '/watermarking/v1/files/complete', { fileId, parts });
-  if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${JSON.stringify(done.body)}`);
-  return fileId;
-}
+export const uploadSuspect = (t: TestTenant, path: string, name = basename(path)): Promise<string> =>
+  uploadFile(t, path, name, { module: 'watermarking', freshFirstPart: true });
 
 /** Uploads a file, starts a detection job and waits for its result. */
 export async function detect(t: TestTenant, path: string, timeoutMs = 60_000) {
