@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { play } from './helpers/browser.ts';
-import { pushEncoder, startLivePlayback } from './helpers/live.ts';
+import { pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
+import { liveChannels } from './helpers/commands.ts';
 import { tempDir } from './helpers/media.ts';
 import { b64url, decode, expectAes128Decrypts, sessionKeysOf, asSessionKeys } from './helpers/drm.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -25,7 +26,7 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: ReturnType<typeof pushEncoder> | undefined;
+  let encoder: Encoder | undefined;
   let channel: any;
   let hls: any;
   let dash: any;
@@ -36,24 +37,18 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
   beforeAll(async () => {
     ({ p, browser, page } = await startLivePlayback(kind));
     t = await p.createTenant();
-    const created = await t.json('POST', '/live/v1/channels', {
+    const live = liveChannels(t);
+    const { id } = await live.create({
       name: 'drm',
       input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
       qualities: [{ resolution: '180p', frameRate: 25 }],
       endpoints: [{ type: 'HlsDrm' }, { type: 'Dash', isDrmProtected: true }, { type: 'DashDrm', scheme: 'cbcs' }, { type: 'HlsDrm', scheme: 'cbcs' }],
       drmKeyMode: 'AudioVideoKeys',
     });
-    expect(created.status).toBe(200);
-    const id = created.body.id as string;
-    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
-    await until(
-      async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status,
-      (s) => s === 'On',
-      { timeoutMs: 60_000 },
-    );
-    const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
-    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
-    channel = (await t.json('GET', `/live/v1/channels/${id}`)).body;
+    await live.start(id);
+    await live.waitStatus(id, 'On');
+    encoder = pushEncoder(await live.ingestUrl(id));
+    channel = await live.get(id);
     hls = channel.endpoints.find((e: any) => e.format === 'HLS');
     dash = channel.endpoints.find((e: any) => e.id === 'dash-cenc');
     cbcs = channel.endpoints.find((e: any) => e.id === 'dash-cbcs');

@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { playLive, pushEncoder, startLivePlayback } from './helpers/live.ts';
+import { playLive, pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
+import { endpointOf, liveChannels } from './helpers/commands.ts';
 import { playLowLatency } from './helpers/lowLatency.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -48,7 +49,7 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: ReturnType<typeof pushEncoder> | undefined;
+  let encoder: Encoder | undefined;
 
   beforeAll(async () => {
     ({ p, browser, page } = await startLivePlayback(kind, {
@@ -64,23 +65,21 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
   });
 
   it('serves parts, a preload hint, blocking reloads and delta updates, and hls.js plays it in low-latency mode', async () => {
-    const id = (
-      await t.json('POST', '/live/v1/channels', {
-        name: 'low latency',
-        latency: 'ReducedLatency',
-        input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
-        qualities: [{ resolution: '180p', frameRate: 25 }],
-      })
-    ).body.id as string;
-    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
-    const status = async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status as string;
-    await until(status, (s) => s === 'On', { timeoutMs: 60_000 });
-    const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
+    const live = liveChannels(t);
+    const { id } = await live.create({
+      name: 'low latency',
+      latency: 'ReducedLatency',
+      input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+      qualities: [{ resolution: '180p', frameRate: 25 }],
+    });
+    await live.start(id);
+    await live.waitStatus(id, 'On');
+    const conf = await live.configuration(id);
     expect(conf.latency).toBe('ReducedLatency');
-    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
-    const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
-    const hls = ch.endpoints.find((e: any) => e.format === 'HLS').url as string;
-    const dash = ch.endpoints.find((e: any) => e.format === 'DASH').url as string;
+    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl!.replace('localhost', '127.0.0.1'));
+    const ch = await live.get(id);
+    const hls = endpointOf(ch, 'HLS').url;
+    const dash = endpointOf(ch, 'DASH').url;
     const media = hls.replace(/master\.m3u8$/, '180p.m3u8');
     const get = (url: string) => p.fetch(url);
     // A failure names the URL it was reading (the bodies of parts and segments may be streamed).
@@ -191,7 +190,7 @@ describeOnDb('postgres', 'Low-latency live channel', (kind) => {
       await dashPlayer.close();
     }
 
-    expect((await t.call('POST', `/live/v1/channels/${id}/stop`)).status).toBe(200);
-    await until(status, (s) => s === 'Off', { timeoutMs: 30_000 });
+    await live.stop(id);
+    await live.waitStatus(id, 'Off', 30_000);
   }, 180_000);
 });

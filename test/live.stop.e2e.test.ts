@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { playLive, pushEncoder, startLivePlayback, type LivePlayer } from './helpers/live.ts';
+import { playLive, pushEncoder, startLivePlayback, type Encoder, type LivePlayer } from './helpers/live.ts';
+import { endpointOf, liveChannels } from './helpers/commands.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 
@@ -14,7 +15,7 @@ describeOnDb('pglite', 'Stopping a live channel', (kind) => {
   let t: TestTenant;
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
-  let encoder: ReturnType<typeof pushEncoder> | undefined;
+  let encoder: Encoder | undefined;
   const players: LivePlayer[] = [];
 
   beforeAll(async () => {
@@ -29,21 +30,18 @@ describeOnDb('pglite', 'Stopping a live channel', (kind) => {
   });
 
   it('ends the playlists and the MPD at stop, players reach ended, and the next start goes on live after a discontinuity', async () => {
-    const id = (
-      await t.json('POST', '/live/v1/channels', {
-        name: 'stops',
-        input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
-        qualities: [{ resolution: '180p', frameRate: 25 }],
-      })
-    ).body.id as string;
-    const status = async () => (await t.json('GET', `/live/v1/channels/${id}/status`)).body.status as string;
-    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
-    await until(status, (s) => s === 'On', { timeoutMs: 60_000 });
-    const conf = (await t.json('GET', `/live/v1/channels/${id}/configuration`)).body;
-    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
-    const ch = (await t.json('GET', `/live/v1/channels/${id}`)).body;
-    const hls = ch.endpoints.find((e: any) => e.format === 'HLS').url as string;
-    const dash = ch.endpoints.find((e: any) => e.format === 'DASH').url as string;
+    const live = liveChannels(t);
+    const { id } = await live.create({
+      name: 'stops',
+      input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
+      qualities: [{ resolution: '180p', frameRate: 25 }],
+    });
+    await live.start(id);
+    await live.waitStatus(id, 'On');
+    encoder = pushEncoder(await live.ingestUrl(id));
+    const ch = await live.get(id);
+    const hls = endpointOf(ch, 'HLS').url;
+    const dash = endpointOf(ch, 'DASH').url;
     const text = async (url: string) => (await p.fetch(url)).text();
     const rung = hls.replace(/master\.m3u8$/, '180p.m3u8');
     const segmentsIn = (playlist: string) => playlist.split('\n').filter((l) => l.endsWith('.m4s')).length;
@@ -63,8 +61,8 @@ describeOnDb('pglite', 'Stopping a live channel', (kind) => {
       { timeoutMs: 60_000, what: 'both players playing' },
     );
 
-    expect((await t.call('POST', `/live/v1/channels/${id}/stop`)).status).toBe(200);
-    await until(status, (s) => s === 'Off', { timeoutMs: 60_000 });
+    await live.stop(id);
+    await live.waitStatus(id, 'Off');
     const ended = await text(rung);
     expect(ended.trimEnd().endsWith('#EXT-X-ENDLIST')).toBe(true);
     const endedAudio = await text(hls.replace(/master\.m3u8$/, 'audio.m3u8'));
@@ -89,8 +87,8 @@ describeOnDb('pglite', 'Stopping a live channel', (kind) => {
 
     // The next start: the same playlists go on, live again, after a discontinuity; numbering continues.
     const lastSequence = Math.max(...[...ended.matchAll(/^180p\/(\d+)\.m4s$/gm)].map((m) => Number(m[1])));
-    expect((await t.call('POST', `/live/v1/channels/${id}/start`)).status).toBe(200);
-    await until(status, (s) => s === 'On', { timeoutMs: 60_000 });
+    await live.start(id);
+    await live.waitStatus(id, 'On');
     const resumed = await until(
       () => text(rung),
       (pl) => !pl.includes('#EXT-X-ENDLIST') && new RegExp(`^180p/${lastSequence + 3}\\.m4s$`, 'm').test(pl),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startInProcess, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
-import { until } from './helpers/until.ts';
+import { vodAssets } from './helpers/commands.ts';
 
 /**
  * The streaming catalogue over a mix of kinds (two VOD assets, remuxed, and a live channel): every filter and sort of
@@ -32,18 +32,11 @@ describeEachDb('Streaming catalogue', (kind) => {
     startedAt = new Date(Date.now() - 1000);
     const [a, b] = await Promise.all([makeClip(dir, 'two', { seconds: 2, audio: [] }), makeClip(dir, 'four', { seconds: 4, audio: [] })]);
     const create = async (file: string, title: string, attributes: string[]) =>
-      (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId: await uploadFile(t, file) }], preset: 'remux-hls-mp4', title, attributes })).body
-        .id;
+      (await vodAssets(t).create({ transcodedSources: [{ fileId: await uploadFile(t, file) }], preset: 'remux-hls-mp4', title, attributes })).id;
     short = await create(a, 'Bravo', ['genre=news']);
     long = await create(b, 'alpha', ['genre=sport']);
     channel = (await t.json('POST', '/live/v1/channels', { name: 'Charlie', input: { inputLoss: { type: 'COLOR' } } })).body.id;
-    for (const id of [short, long]) {
-      await until(
-        () => t.json('GET', `/vod/v1/assets/${id}`),
-        (r) => ['Available', 'Error'].includes(r.body?.status),
-        { timeoutMs: 60_000 },
-      );
-    }
+    for (const id of [short, long]) await vodAssets(t).settled(id);
   }, 120_000);
   afterAll(async () => {
     await p.stop();

@@ -7,6 +7,7 @@ import { playbackSource } from '../src/modules/streaming/playback.ts';
 import { makeClip, makeImage, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
+import { endpointOf, vodAssets } from './helpers/commands.ts';
 import { until } from './helpers/until.ts';
 
 const run = promisify(execFile);
@@ -50,15 +51,8 @@ describeEachDb('Streaming protected playback', (kind) => {
     t = await p.createTenant();
     other = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, 'clip', { seconds: 11, fps: 15, audio: [] }));
-    assetId = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).body.id;
-    const asset = (
-      await until(
-        () => t.json('GET', `/vod/v1/assets/${assetId}`),
-        (r) => ['Available', 'Error'].includes(r.body?.status),
-        { timeoutMs: 60_000 },
-      )
-    ).body;
-    hls = asset.endpoints.find((e: any) => e.format === 'HLS').url;
+    assetId = (await vodAssets(t).create({ transcodedSources: [{ fileId }], preset: 'remux-hls-mp4' })).id;
+    hls = endpointOf(await vodAssets(t).settled(assetId), 'HLS').url;
     // The first media segment, found by reading the playlists as a player does.
     let playlist = hls;
     for (;;) {

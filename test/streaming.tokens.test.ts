@@ -4,8 +4,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
-import { until } from './helpers/until.ts';
 import { uploadFile } from './helpers/upload.ts';
+import { endpointOf, vodAssets } from './helpers/commands.ts';
 
 const inSeconds = (s: number) => Math.floor(Date.now() / 1000) + s;
 /** A token as a tenant's own server signs it from the README's description. */
@@ -46,12 +46,8 @@ describeEachDb('Streaming playback tokens', (kind) => {
     t = await p.createTenant();
     other = await p.createTenant();
     const fileId = await uploadFile(t, await makeClip(dir, 'clip', { seconds: 4, fps: 15, audio: [] }));
-    assetId = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'remux-hls-mp4', title: 'Private' })).body.id;
-    await until(
-      () => t.json('GET', `/vod/v1/assets/${assetId}`),
-      (r) => ['Available', 'Error'].includes(r.body?.status),
-      { timeoutMs: 90_000, what: 'the asset' },
-    );
+    assetId = (await vodAssets(t).create({ transcodedSources: [{ fileId }], preset: 'remux-hls-mp4', title: 'Private' })).id;
+    await vodAssets(t).settled(assetId, 90_000);
     expect((await t.json('PATCH', `/streaming/v1/assets/${assetId}/settings`, { tokenRequired: 'Enabled' })).status).toBe(200);
   }, 180_000);
   afterAll(async () => {
@@ -61,7 +57,7 @@ describeEachDb('Streaming playback tokens', (kind) => {
   });
 
   it('POST /streaming/v1/tokens answers a token and URLs that play; the JWT is the documented one', async () => {
-    const hls = (await t.json('GET', `/vod/v1/assets/${assetId}`)).body.endpoints.find((e: any) => e.format === 'HLS').url;
+    const hls = endpointOf(await vodAssets(t).get(assetId), 'HLS').url;
     expect((await fetch(hls)).status).toBe(401);
 
     const before = Date.now();

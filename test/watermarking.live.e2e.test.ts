@@ -5,7 +5,8 @@ import type { Browser } from 'playwright-core';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { codeWord } from '../src/media/watermark/code.ts';
 import { play } from './helpers/browser.ts';
-import { pushEncoder, startLivePlayback } from './helpers/live.ts';
+import { pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
+import { endpointOf, liveChannels, type Channel } from './helpers/commands.ts';
 import { tempDir } from './helpers/media.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
@@ -33,29 +34,24 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
   let browser: Browser;
   let page: { url: string; close(): Promise<void> };
   let t: TestTenant;
-  let encoder: ReturnType<typeof pushEncoder> | undefined;
-  let channel: any;
+  let encoder: Encoder | undefined;
+  let channel: Channel;
 
   beforeAll(async () => {
     ({ p, browser, page } = await startLivePlayback(kind));
     t = await p.createTenant();
     expect((await t.json('PATCH', '/watermarking/v1/settings', { userNumberBits: BITS })).status).toBe(200);
-    const created = await t.json('POST', '/live/v1/channels', {
+    const live = liveChannels(t);
+    const { id } = await live.create({
       name: 'marked live',
       input: { inputLoss: { type: 'COLOR', color: '#1060C0' } },
       qualities: RUNGS.map((resolution) => ({ resolution, frameRate: 25 })),
       isWatermarkProtected: true,
     });
-    expect(created.status).toBe(200);
-    expect((await t.call('POST', `/live/v1/channels/${created.body.id}/start`)).status).toBe(200);
-    await until(
-      async () => (await t.json('GET', `/live/v1/channels/${created.body.id}/status`)).body.status,
-      (s) => s === 'On',
-      { timeoutMs: 60_000 },
-    );
-    const conf = (await t.json('GET', `/live/v1/channels/${created.body.id}/configuration`)).body;
-    encoder = pushEncoder(conf.input.transportPrimaryIngestUrl.replace('localhost', '127.0.0.1'));
-    channel = (await t.json('GET', `/live/v1/channels/${created.body.id}`)).body;
+    await live.start(id);
+    await live.waitStatus(id, 'On');
+    encoder = pushEncoder(await live.ingestUrl(id));
+    channel = await live.get(id);
   }, 120_000);
   afterAll(async () => {
     await encoder?.stop();
@@ -71,7 +67,7 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     expect(asset).toMatchObject({ createDate: expect.any(String), metadata: { title: 'marked live' }, channelId: channel.id, vodAssetId: null });
     expect(asset).toMatchObject({ status: 'Available', userNumberBits: BITS, width: 426, height: 240 });
     // The marked variants are the redirector's only: the channel's own master playlist names the ladder.
-    const master = await (await p.fetch(channel.endpoints[0].url)).text();
+    const master = await (await p.fetch(endpointOf(channel, 'HLS').url)).text();
     expect(master).toContain('240p.m3u8');
     expect(master).not.toContain('wm');
 
@@ -111,7 +107,7 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     const audio = new URL('media.m3u8?rendition=audio', token.body.playbackUrl);
     const tags = (text: string) => text.split('\n').filter((l) => l.startsWith('#') && !l.startsWith('#EXT-X-MAP'));
     const [ours, theirs] = await until(
-      async () => Promise.all([(await t.fetch(audio)).text(), (await p.fetch(new URL('audio.m3u8', channel.endpoints[0].url))).text()]),
+      async () => Promise.all([(await t.fetch(audio)).text(), (await p.fetch(new URL('audio.m3u8', endpointOf(channel, 'HLS').url))).text()]),
       ([a, b]) => JSON.stringify(tags(a)) === JSON.stringify(tags(b)),
       { timeoutMs: 10_000, everyMs: 100, what: "the redirector's audio playlist and the channel's at one instant" },
     );
