@@ -8,10 +8,11 @@ import { until } from './helpers/until.ts';
 import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 /**
- * Issue 24, item 1: an output plays while it is encoded. The source is long enough (a minute of 360p) that its encode
- * takes many seconds on this machine; nothing throttles ffmpeg.
+ * Issue 24, item 1: an output plays while it is encoded. The source is long enough (half a minute of 360p) that its
+ * encode takes several seconds after its first segment (one second, a fast start) on this machine; nothing throttles
+ * ffmpeg.
  */
-const SOURCE_SECONDS = 60;
+const SOURCE_SECONDS = 30;
 const TEST_MS = 600_000;
 const WAIT = { timeoutMs: 240_000, everyMs: 100 };
 

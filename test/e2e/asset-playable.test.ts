@@ -44,7 +44,9 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     ).body;
     expect(playable.status, playable.errorMessage).toBe('Processing');
     const status = async () => (await t.json('GET', `/vod/v1/assets/${body.id}`)).body.status as string;
-    return { url: playable.endpoints.find((e: any) => e.format === format).url as string, status };
+    // Its encode stops with it, rather than running on beside the next test (and the rest of the suite).
+    const remove = async () => expect((await t.call('DELETE', `/vod/v1/assets/${body.id}`)).status).toBe(200);
+    return { url: playable.endpoints.find((e: any) => e.format === format).url as string, status, remove };
   }
 
   it('hls.js starts from the beginning of the growing EVENT playlist and advances before the asset is Available', async () => {
@@ -67,8 +69,8 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
       )
     ).text();
     expect(media).not.toContain('#EXT-X-ENDLIST');
-    // The end of the encode (VOD playlists at the same URLs) is test/vod.playable.test.ts's: the platform's stop ends
-    // this one.
+    // The end of the encode (VOD playlists at the same URLs) is test/vod.playable.test.ts's.
+    await asset.remove();
   }, 900_000);
 
   it('dash.js starts from the beginning of the dynamic MPD and advances before the asset is Available', async () => {
@@ -80,5 +82,6 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     expect(started).toBeLessThan(4);
     expect(r.times.at(-1)! - started).toBeGreaterThan(2);
     expect(await asset.status()).toBe('Processing');
+    await asset.remove();
   }, 900_000);
 });
