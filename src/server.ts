@@ -12,6 +12,7 @@ import { catalogueOf } from './platform/catalogue.ts';
 import { ListCache } from './platform/listCache.ts';
 import { platformLogger, type LoggerSetting } from './platform/logger.ts';
 import { shutdownStep } from './platform/shutdown.ts';
+import { startStorageDeletions } from './platform/storageDeletions.ts';
 import { Metrics } from './platform/metrics.ts';
 import { openObjectStore } from './storage/open.ts';
 
@@ -80,6 +81,11 @@ export async function openPlatform(
         stopWorkers.push(stop);
         stopNames.push(`${module.name}/${worker.start.name}`);
       }
+    }
+    // Files whose rows are gone, left by a process that stopped before deleting them (or written after it did).
+    if (runsRole(config.role, ['worker'])) {
+      stopWorkers.push(startStorageDeletions(ctx));
+      stopNames.push('storage deletions');
     }
     // Workers start a job when the transaction that sent it commits (JOBS_CHANNEL), not at their next poll; the poll
     // covers a missed notification. A process with no workers has nothing to wake.

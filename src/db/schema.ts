@@ -4,3 +4,4 @@ export * from './tenants.ts';
 export * from './collectionVersions.ts';
 export * from './events.ts';
 export * from './rateLimits.ts';
+export * from './storageDeletions.ts';

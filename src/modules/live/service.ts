@@ -1,3 +1,4 @@
+import { deleteFilesLater, deleteFilesNow } from '../../platform/storageDeletions.ts';
 import { randomBytes } from 'node:crypto';
 import { and, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Static } from 'typebox';
@@ -215,6 +216,8 @@ const ACTIVE: readonly ChannelStatus[] = ['Starting', 'On', 'Stopping'];
 
 /** Deleting is for channels that are not running: a running one answers 409 and is left as it is (stop it first). */
 export async function deleteChannel(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  // The checkpoint is one key; as a prefix it names that key alone.
+  const files = [channelPrefix(tenantId, id), checkpointKey(tenantId, id)];
   await ctx.db.transaction(async (tx) => {
     const row = await channelRow(tx, tenantId, id, true);
     if (ACTIVE.includes(row.status)) {
@@ -222,10 +225,10 @@ export async function deleteChannel(ctx: PlatformContext, tenantId: string, id: 
     }
     await tx.delete(liveChannels).where(eq(liveChannels.id, id));
     await recordLiveEvent(tx, tenantId, 'live.channel.deleted', { id });
+    await deleteFilesLater(tx, files);
   });
   // After commit: no process runs an Off channel, so nothing writes under the prefix any more.
-  await ctx.store.deletePrefix(channelPrefix(tenantId, id));
-  await ctx.store.delete(checkpointKey(tenantId, id));
+  await deleteFilesNow(ctx, files);
 }
 
 /** `Off` or `Error` → `Starting`; a live process takes it and turns it `On` when its first segment is out. */

@@ -17,6 +17,7 @@ import { presentRecording, presentSummary } from './present.ts';
 import type * as s from './schemas.ts';
 import { outputPrefix, recordingPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, type ArchiveRow, type RecordingStatus } from './tables.ts';
+import { deleteFilesLater, deleteFilesNow } from '../../platform/storageDeletions.ts';
 
 type CreateBody = Static<typeof s.RecordingCreate>;
 type PatchBody = Static<typeof s.RecordingPatch>;
@@ -275,9 +276,10 @@ export async function deleteRecording(ctx: PlatformContext, tenantId: string, id
     const r = await recordingRow(tx, tenantId, id, true);
     await tx.delete(recorderRecordings).where(eq(recorderRecordings.id, r.id));
     await recordRecorderEvent(tx, tenantId, reason === 'expired' ? 'recorder.recording.expired' : 'recorder.recording.deleted', { id: r.id });
+    await deleteFilesLater(tx, [recordingPrefix(tenantId, r.id)]);
     return r;
   });
-  await ctx.store.deletePrefix(recordingPrefix(tenantId, row.id));
+  await deleteFilesNow(ctx, [recordingPrefix(tenantId, row.id)]);
 }
 
 export const deleteRecordings = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteRecording(ctx, tenantId, id));
@@ -324,9 +326,10 @@ export async function removeOutput(ctx: PlatformContext, tenantId: string, recor
     if (!rows.length) throw notFound('output_not_found', 'Output', outputId);
     await tx.update(recorderRecordings).set({ lastModificationDate: new Date() }).where(eq(recorderRecordings.id, rec.id));
     await recordRecorderEvent(tx, tenantId, 'recorder.output.deleted', { id: outputId, recordingId: rec.id });
+    await deleteFilesLater(tx, [outputPrefix(tenantId, rec.id, outputId)]);
     return rec;
   });
-  await ctx.store.deletePrefix(outputPrefix(tenantId, r.id, outputId));
+  await deleteFilesNow(ctx, [outputPrefix(tenantId, r.id, outputId)]);
 }
 
 export async function outputProgress(ctx: PlatformContext, tenantId: string, recordingId: string, outputId: string) {

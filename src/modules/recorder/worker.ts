@@ -13,6 +13,7 @@ import { RECORD_LEASE, RECORD_LEASE_MS, recordStep } from './record.ts';
 import { deleteRecording, recordRecorderEvent } from './service.ts';
 import { archivePrefix, mediaPrefix, outputPrefix, recordingPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings } from './tables.ts';
+import { deleteFilesLater, deleteFilesNow } from '../../platform/storageDeletions.ts';
 
 /** How often the Recorder looks at its schedule: a running recording's copy is at most this far behind the channel. */
 const PASS_MS = 1000;
@@ -122,8 +123,9 @@ async function expire(ctx: PlatformContext): Promise<void> {
         .set({ archive: sql`jsonb_set(${r.archive}, '{status}', '"Finished"')`, lastModificationDate: new Date() })
         .where(eq(r.id, a.id));
       await recordRecorderEvent(tx, a.tenantId, 'recorder.archive.deleted', { id: a.id, reason: 'expired' });
+      await deleteFilesLater(tx, [archivePrefix(a.tenantId, a.id)]);
     });
-    await ctx.store.deletePrefix(archivePrefix(a.tenantId, a.id));
+    await deleteFilesNow(ctx, [archivePrefix(a.tenantId, a.id)]);
   }
 
   const copies = await ctx.db
@@ -135,19 +137,31 @@ async function expire(ctx: PlatformContext): Promise<void> {
     await ctx.db.transaction(async (tx) => {
       await tx.update(r).set({ catchupExpired: true, lastModificationDate: new Date() }).where(eq(r.id, c.id));
       await recordRecorderEvent(tx, c.tenantId, 'recorder.catchup.expired', { id: c.id });
+      await deleteFilesLater(tx, [mediaPrefix(c.tenantId, c.id)]);
     });
-    await ctx.store.deletePrefix(mediaPrefix(c.tenantId, c.id));
+    await deleteFilesNow(ctx, [mediaPrefix(c.tenantId, c.id)]);
   }
 
+  // Each output's row, its event and its files' deletion in one transaction: none of them without the others.
+  const expired = and(isNotNull(recorderOutputs.expirationDate), lt(recorderOutputs.expirationDate, now));
   const outputs = await ctx.db
-    .delete(recorderOutputs)
-    .where(and(isNotNull(recorderOutputs.expirationDate), lt(recorderOutputs.expirationDate, now)))
-    .returning({ id: recorderOutputs.id, recordingId: recorderOutputs.recordingId, tenantId: recorderOutputs.tenantId });
+    .select({ id: recorderOutputs.id, recordingId: recorderOutputs.recordingId, tenantId: recorderOutputs.tenantId })
+    .from(recorderOutputs)
+    .where(expired)
+    .limit(100);
   for (const o of outputs) {
-    await ctx.db.transaction((tx) =>
-      recordRecorderEvent(tx, o.tenantId, 'recorder.output.deleted', { id: o.id, recordingId: o.recordingId, reason: 'expired' }),
-    );
-    await ctx.store.deletePrefix(outputPrefix(o.tenantId, o.recordingId, o.id));
+    const files = [outputPrefix(o.tenantId, o.recordingId, o.id)];
+    const deleted = await ctx.db.transaction(async (tx) => {
+      const rows = await tx
+        .delete(recorderOutputs)
+        .where(and(eq(recorderOutputs.recordingId, o.recordingId), eq(recorderOutputs.id, o.id), expired))
+        .returning({ id: recorderOutputs.id });
+      if (!rows.length) return false;
+      await recordRecorderEvent(tx, o.tenantId, 'recorder.output.deleted', { id: o.id, recordingId: o.recordingId, reason: 'expired' });
+      await deleteFilesLater(tx, files);
+      return true;
+    });
+    if (deleted) await deleteFilesNow(ctx, files);
   }
 }
 

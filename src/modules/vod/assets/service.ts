@@ -19,6 +19,7 @@ import { selectTracks } from './tracks.ts';
 import { vodAssets, vodOutputs, type OverlayRow, type VodSourceRow } from './tables.ts';
 import type * as s from './schemas.ts';
 import type { Static } from 'typebox';
+import { deleteFilesLater, deleteFilesNow } from '../../../platform/storageDeletions.ts';
 
 type CreateBody = Static<typeof s.VodAssetCreate>;
 type ListQuery = Static<typeof s.VodAssetListQuery>;
@@ -205,15 +206,16 @@ export async function updateAsset(db: Queryable, tenantId: string, id: string, p
 }
 
 export async function deleteAsset(ctx: PlatformContext, tenantId: string, id: string): Promise<void> {
+  const files = [assetPrefix(tenantId, id), assetWorkPrefix(tenantId, id)];
   await ctx.db.transaction(async (tx) => {
     await assetRow(tx, tenantId, id);
     await tx.delete(vodAssets).where(eq(vodAssets.id, id));
     await unlinkAssetFromFiles(tx, tenantId, id);
     await recordEvent(tx, tenantId, 'vod.asset.deleted', { id });
+    await deleteFilesLater(tx, files);
   });
   // After commit: a running transcode sees its rows gone and stops; files of every output are freed.
-  await ctx.store.deletePrefix(assetPrefix(tenantId, id));
-  await ctx.store.deletePrefix(assetWorkPrefix(tenantId, id));
+  await deleteFilesNow(ctx, files);
 }
 
 export const deleteAssets = (ctx: PlatformContext, tenantId: string, ids: string[]) => multiDelete(ids, (id) => deleteAsset(ctx, tenantId, id));
@@ -250,6 +252,7 @@ export async function addOutput(ctx: PlatformContext, tenantId: string, assetId:
 }
 
 export async function removeOutput(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string): Promise<void> {
+  const files = [outputPrefix(tenantId, assetId, outputId), outputWorkPrefix(tenantId, assetId, outputId)];
   await ctx.db.transaction(async (tx) => {
     await assetRow(tx, tenantId, assetId);
     const rows = await tx
@@ -259,9 +262,9 @@ export async function removeOutput(ctx: PlatformContext, tenantId: string, asset
     if (!rows.length) throw notFound('output_not_found', 'Output', outputId);
     await tx.update(vodAssets).set({ lastModificationDate: new Date() }).where(eq(vodAssets.id, assetId));
     await recordEvent(tx, tenantId, 'vod.output.deleted', { id: outputId, assetId });
+    await deleteFilesLater(tx, files);
   });
-  await ctx.store.deletePrefix(outputPrefix(tenantId, assetId, outputId));
-  await ctx.store.deletePrefix(outputWorkPrefix(tenantId, assetId, outputId));
+  await deleteFilesNow(ctx, files);
 }
 
 export async function outputProgress(db: Queryable, tenantId: string, assetId: string, outputId: string) {
