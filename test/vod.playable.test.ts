@@ -176,7 +176,7 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
   );
 
   itOnDb(db, 'postgres')(
-    'publishes a CMAF output as a dynamic MPD and EVENT playlists while it encodes, then static and VOD',
+    'publishes a CMAF output as a dynamic MPD and EVENT playlists while it encodes, then static and VOD, starting fast',
     async () => {
       const id = await create('cmaf-h264-ladder');
       const playable = await whenPlayable(id);
@@ -204,7 +204,15 @@ describeEachDbAndStore('VOD outputs playable while they encode', (db, store) => 
       const finished = await text(dash.url);
       expect(finished.body).toContain('type="static"');
       expect(finished.body).toContain('mediaPresentationDuration');
-      expect((await text(media)).body).toContain('#EXT-X-ENDLIST');
+      const vod = (await text(media)).body;
+      expect(vod).toContain('#EXT-X-ENDLIST');
+      // A fast start: the first segment's time in one-second segments, the preset's 4 s after it (one process: the
+      // audio's segments end where the video's do meanwhile).
+      expect(durationsOf(vod).slice(0, 6).map(Math.round)).toEqual([1, 1, 1, 1, 4, 4]);
+      const audioSet = /<AdaptationSet[^>]*contentType="audio"[\s\S]*?<\/AdaptationSet>/.exec(finished.body)![0];
+      const timescale = Number(/timescale="(\d+)"/.exec(audioSet)![1]);
+      const [, first] = /<S t="\d+" d="(\d+)"/.exec(audioSet)!;
+      expect(Number(first) / timescale).toBeCloseTo(1, 0);
     },
     TEST_MS,
   );

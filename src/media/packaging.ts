@@ -69,13 +69,15 @@ export const FAST_START_SEGMENT_S = 1;
 const FAST_START_TS_OFFSET_S = 1;
 
 /**
- * Whether an output starts fast: an HLS (MPEG-TS) ladder encoded here and published while it encodes. Its video rungs
- * begin with one-second segments, and its audio and captions are made by a second process that runs ahead of the
- * video, so that the first video segment is all a player waits for. Encrypted outputs are never published while
- * encoding; a copy cannot place keyframes; DASH's muxer has no shorter first segments.
+ * Whether an output starts fast: a streaming ladder encoded here and published while it encodes, whose video rungs
+ * begin with one-second segments, so that a player waits for one second of the ladder rather than one whole segment.
+ * An HLS output's audio and captions are made by a second process that runs ahead of the video (`fastStartArgs`); a
+ * DASH or CMAF one stays one process, its video adaptation set given one-second segments (`dashArgs`), which the audio's
+ * follow until the video's segments are the preset's. Encrypted outputs are never published while encoding; a copy
+ * cannot place keyframes.
  */
 export const startsFast = (l: EncodeLayout): boolean =>
-  packagingOf(l.preset).streaming === 'hls' &&
+  packagingOf(l.preset).streaming !== undefined &&
   !l.preset.protection &&
   !l.preset.noTranscoding &&
   !l.copy &&
@@ -122,13 +124,16 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
   ];
 }
 
-function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean): string[] {
+function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean, fast: boolean): string[] {
   const n = l.renditions.length;
-  // One adaptation set for the video rungs, one per audio track: each language is its own choice, not a rung.
-  const sets = [...(n > 0 ? ['id=0,streams=v'] : []), ...l.audio.map((_, k) => `id=${k + 1},streams=${n + k}`)].join(' ');
+  // One adaptation set for the video rungs, one per audio track: each language is its own choice, not a rung. A fast
+  // start gives the video's set one-second segments, which can end only on its keyframes: every second in the first
+  // segment's time, then on the preset's boundaries. The muxer cuts the audio where the video's segments end meanwhile.
+  const video = fast ? `id=0,seg_duration=${FAST_START_SEGMENT_S},streams=v` : 'id=0,streams=v';
+  const sets = [...(n > 0 ? [video] : []), ...l.audio.map((_, k) => `id=${k + 1},streams=${n + k}`)].join(' ');
   return [
     ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
-    ...codecArgs(l, l.renditions),
+    ...codecArgs(l, l.renditions, l.audio, fast ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
     '-f',
     'dash',
     '-seg_duration',
@@ -181,8 +186,11 @@ function captionArgs(l: EncodeLayout, dir: string): string[] {
   return l.captions.flatMap((c, k) => ['-map', c.map, '-c:s', 'webvtt', '-f', 'webvtt', join(dir, captionFile(k))]);
 }
 
-/** Output options of the one encoding process: the streaming packaging (or the MP4 files) and the caption files. */
-export async function outputArgs(l: EncodeLayout): Promise<string[]> {
+/**
+ * Output options of the one encoding process: the streaming packaging (or the MP4 files) and the caption files.
+ * `fast`: a DASH or CMAF output that starts fast (`startsFast`).
+ */
+export async function outputArgs(l: EncodeLayout, { fast = false }: { fast?: boolean } = {}): Promise<string[]> {
   const { streaming } = packagingOf(l.preset);
   if (!streaming) {
     const dir = join(l.outDir, 'mp4');
@@ -190,7 +198,7 @@ export async function outputArgs(l: EncodeLayout): Promise<string[]> {
     return mp4Args(l, dir);
   }
   const dir = await streamingDir(l, streaming);
-  const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf');
+  const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf', fast);
   return [...muxer, ...captionArgs(l, dir)];
 }
 

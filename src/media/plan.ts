@@ -44,7 +44,7 @@ export interface TranscodeRequest {
 /** The encoding step, planned: the exact ffmpeg arguments, and what the finishing steps need to know about them. */
 export interface TranscodePlan {
   args: string[];
-  /** A fast start (`startsFast`): `args` encodes the video rungs only, and the caller writes the master playlist. */
+  /** An HLS fast start (`startsFast`): `args` encodes the video rungs only, and the caller writes the master playlist. */
   fastStart: boolean;
   /** A fast start's second process, when the output has audio or captions: they are made beside `args`. */
   sideArgs?: string[];
@@ -267,7 +267,8 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
   const filters = graph.length > 0 ? ['-filter_complex', graph.join(';')] : [];
   const plan = { layout, source, durationMs: req.durationMs ?? source.durationMs, redact: sources.redact };
   // Only an output published while it encodes has a first segment worth hurrying.
-  if (req.publish && startsFast(layout)) {
+  const fast = req.publish !== undefined && startsFast(layout);
+  if (fast && packagingOf(preset).streaming === 'hls') {
     const { video: videoArgs, side } = await fastStartArgs(layout);
     return {
       ...plan,
@@ -276,5 +277,5 @@ export async function planTranscode(req: TranscodeRequest): Promise<TranscodePla
       sideArgs: side.length > 0 ? ['-y', ...trackInputs, ...side] : undefined,
     };
   }
-  return { ...plan, fastStart: false, args: [...head, ...sources.inputs.args, ...filters, ...(await outputArgs(layout))] };
+  return { ...plan, fastStart: false, args: [...head, ...sources.inputs.args, ...filters, ...(await outputArgs(layout, { fast }))] };
 }
