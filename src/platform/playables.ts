@@ -1,3 +1,4 @@
+import { gte, lte, type Column, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../context.ts';
 
 /**
@@ -77,6 +78,16 @@ export interface PlayableFilter {
   lastModificationDateStart?: Date;
   lastModificationDateEnd?: Date;
   attributes?: string[];
+}
+
+/** A kind's conditions for the filter's creation and modification dates, on its own columns (inside its `and`). */
+export function datesWhere(f: PlayableFilter, createDate: Column, lastModificationDate: Column): (SQL | undefined)[] {
+  return [
+    f.createDateStart ? gte(createDate, f.createDateStart) : undefined,
+    f.createDateEnd ? lte(createDate, f.createDateEnd) : undefined,
+    f.lastModificationDateStart ? gte(lastModificationDate, f.lastModificationDateStart) : undefined,
+    f.lastModificationDateEnd ? lte(lastModificationDate, f.lastModificationDateEnd) : undefined,
+  ];
 }
 
 export interface PlayableKind {

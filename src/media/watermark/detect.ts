@@ -13,6 +13,18 @@ export interface MarkReference {
   segmentStarts?: readonly number[];
 }
 
+/** Each segment's start on the reference's timeline: as given, or one after the other from 0. */
+export function segmentStartsOf(ref: MarkReference): number[] {
+  if (ref.segmentStarts) return [...ref.segmentStarts];
+  const starts: number[] = [];
+  let t = 0;
+  for (const d of ref.segmentDurations) {
+    starts.push(t);
+    t += d;
+  }
+  return starts;
+}
+
 /** A suspect matches an asset's pictures when their shapes correlate at least this well (1 = identical). */
 export const MIN_CONTENT_MATCH = 0.9;
 /** Pictures this close to a segment boundary are left out: after re-encoding either neighbour may show there. */
@@ -142,13 +154,7 @@ export function placePictures(suspect: Buffer, reference: Buffer, whole: Alignme
  * does not cover.
  */
 export function segmentVotes(suspect: Buffer, ref: MarkReference, place: Int32Array): (number | undefined)[] {
-  const starts: number[] = [];
-  let t = 0;
-  for (const d of ref.segmentDurations) {
-    starts.push(t);
-    t += d;
-  }
-  if (ref.segmentStarts) starts.splice(0, starts.length, ...ref.segmentStarts);
+  const starts = segmentStartsOf(ref);
   const sig = ref.signature;
   let energy = 0;
   for (const v of sig) energy += v * v;

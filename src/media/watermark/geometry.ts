@@ -250,38 +250,48 @@ export function fitGeometry(suspect: Buffer, reference: Buffer): GeometryFit {
   for (const mirrored of [false, true])
     for (const zoom of [1, 1.12, 1.25]) for (const rotation of [0, -3, 3]) starts.push({ ...base, sx: bw * zoom, sy: bh * zoom, mirrored, rotation });
   const scored = starts.map((g) => ({ g, s: consider(g) })).sort((a, b) => b.s - a.s);
-  // Refine the two best starts (a mirrored and an upright one can score alike on symmetric content).
-  for (const start of scored.slice(0, 1)) {
-    let g = start.g;
-    let s = start.s;
-    const steps: Record<'sx' | 'sy' | 'tx' | 'ty' | 'rotation' | 'keystone', number> = {
-      sx: 0.04,
-      sy: 0.04,
-      tx: 0.02,
-      ty: 0.02,
-      rotation: 1,
-      keystone: 0.04,
-    };
-    for (let round = 0; round < 3; round++) {
-      let improved = true;
-      for (let pass = 0; improved && pass < 3; pass++) {
-        improved = false;
-        for (const key of Object.keys(steps) as (keyof typeof steps)[]) {
-          for (const dir of [1, -1]) {
-            const next = { ...g, [key]: g[key] + dir * steps[key] };
-            const ns = consider(next);
-            if (ns > s + 1e-4) {
-              [g, s] = [next, ns];
-              improved = true;
-              break;
-            }
-          }
-        }
-      }
-      for (const key of Object.keys(steps) as (keyof typeof steps)[]) steps[key] /= 2;
-    }
-  }
+  // Refine the best start (`consider` keeps the best geometry seen on the way).
+  const [first] = scored;
+  climb(first.g, first.s, { sx: 0.04, sy: 0.04, tx: 0.02, ty: 0.02, rotation: 1, keystone: 0.04 }, consider, { passes: 3, epsilon: 1e-4 });
   // Another geometry only when it is clearly better than the picture as it is.
   if (best.s < identityScore + 0.02) return { geometry: IDENTITY, score: identityScore, identityScore };
   return { geometry: best.g, score: best.s, identityScore };
+}
+
+/** The step of each geometry parameter in a coordinate ascent (`climb`). */
+export type GeometrySteps = Record<'sx' | 'sy' | 'tx' | 'ty' | 'rotation' | 'keystone', number>;
+
+/**
+ * Coordinate ascent of a geometry: each parameter stepped up or down while that raises the score by more than
+ * `epsilon` (at most `passes` sweeps over the parameters), then every step halved, three rounds. Returns the best.
+ */
+export function climb(
+  start: Geometry,
+  startScore: number,
+  steps: GeometrySteps,
+  score: (g: Geometry) => number,
+  { passes, epsilon }: { passes: number; epsilon: number },
+): { geometry: Geometry; score: number } {
+  let g = start;
+  let s = startScore;
+  const step = { ...steps };
+  for (let round = 0; round < 3; round++) {
+    let improved = true;
+    for (let pass = 0; improved && pass < passes; pass++) {
+      improved = false;
+      for (const key of Object.keys(step) as (keyof GeometrySteps)[]) {
+        for (const dir of [1, -1]) {
+          const next = { ...g, [key]: g[key] + dir * step[key] };
+          const ns = score(next);
+          if (ns > s + epsilon) {
+            [g, s] = [next, ns];
+            improved = true;
+            break;
+          }
+        }
+      }
+    }
+    for (const key of Object.keys(step) as (keyof GeometrySteps)[]) step[key] /= 2;
+  }
+  return { geometry: g, score: s };
 }

@@ -1,5 +1,5 @@
-import { BOUNDARY_MARGIN_S, MIN_CONTENT_MATCH, type MarkReference } from './detect.ts';
-import { centre, dotOf, fitGeometry, IDENTITY, norms, referencePictures, warpOf, warpPicture, type Geometry, type GeometryFit } from './geometry.ts';
+import { BOUNDARY_MARGIN_S, MIN_CONTENT_MATCH, segmentStartsOf, type MarkReference } from './detect.ts';
+import { centre, climb, dotOf, fitGeometry, IDENTITY, norms, referencePictures, warpOf, warpPicture, type Geometry, type GeometryFit } from './geometry.ts';
 import { GRID_CELLS } from './pattern.ts';
 import { SAMPLE_FPS } from './prepare.ts';
 import { SUSPECT_CELLS, SUSPECT_FPS, suspectCount } from './suspect.ts';
@@ -264,28 +264,9 @@ function refineGeometry(suspect: Buffer, reference: Buffer, placement: Placement
       blended[k * SUSPECT_CELLS + c] = Math.round(a + p.alpha * (suspect[p.next * SUSPECT_CELLS + c] - a));
     }
   });
-  let g = placement.geometry;
-  let s = pairScore(blended, reference, pairs, g);
-  const steps: Record<'sx' | 'sy' | 'tx' | 'ty' | 'rotation' | 'keystone', number> = { sx: 0.02, sy: 0.02, tx: 0.01, ty: 0.01, rotation: 0.5, keystone: 0.02 };
-  for (let round = 0; round < 3; round++) {
-    let improved = true;
-    for (let pass = 0; improved && pass < 4; pass++) {
-      improved = false;
-      for (const key of Object.keys(steps) as (keyof typeof steps)[]) {
-        for (const dir of [1, -1]) {
-          const next = { ...g, [key]: g[key] + dir * steps[key] };
-          const ns = pairScore(blended, reference, pairs, next);
-          if (ns > s + 1e-5) {
-            [g, s] = [next, ns];
-            improved = true;
-            break;
-          }
-        }
-      }
-    }
-    for (const key of Object.keys(steps) as (keyof typeof steps)[]) steps[key] /= 2;
-  }
-  return g;
+  const score = (g: Geometry) => pairScore(blended, reference, pairs, g);
+  const steps = { sx: 0.02, sy: 0.02, tx: 0.01, ty: 0.01, rotation: 0.5, keystone: 0.02 };
+  return climb(placement.geometry, score(placement.geometry), steps, score, { passes: 4, epsilon: 1e-5 }).geometry;
 }
 
 const better = (a: Placement, b: Placement) => (a.pairs.length !== b.pairs.length ? a.pairs.length > b.pairs.length : a.match > b.match);
@@ -318,13 +299,7 @@ export function locate(suspect: Buffer, reference: Buffer): Placement & { fit?: 
  * cells only; undefined for a segment the suspect does not cover.
  */
 export function placedVotes(p: Placement, ref: MarkReference): (number | undefined)[] {
-  const starts: number[] = [];
-  let t = 0;
-  for (const d of ref.segmentDurations) {
-    starts.push(t);
-    t += d;
-  }
-  if (ref.segmentStarts) starts.splice(0, starts.length, ...ref.segmentStarts);
+  const starts = segmentStartsOf(ref);
   const vis = p.visible;
   let sigMean = 0;
   let nv = 0;

@@ -1,6 +1,7 @@
-import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import type { Playable, PlayableFilter, PlayableKind } from '../../platform/playables.ts';
+import { datesWhere } from '../../platform/playables.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { channelFrameSource } from './frames.ts';
 import { endpointsOf, type ChannelRow } from './present.ts';
@@ -35,10 +36,7 @@ function where(tenantId: string, f: PlayableFilter): SQL | undefined {
     eq(liveChannels.tenantId, tenantId),
     f.ids ? inArray(liveChannels.id, f.ids.filter(isUuid)) : undefined,
     f.channelIds ? inArray(liveChannels.id, f.channelIds.filter(isUuid)) : undefined,
-    f.createDateStart ? gte(liveChannels.createDate, f.createDateStart) : undefined,
-    f.createDateEnd ? lte(liveChannels.createDate, f.createDateEnd) : undefined,
-    f.lastModificationDateStart ? gte(liveChannels.lastModificationDate, f.lastModificationDateStart) : undefined,
-    f.lastModificationDateEnd ? lte(liveChannels.lastModificationDate, f.lastModificationDateEnd) : undefined,
+    ...datesWhere(f, liveChannels.createDate, liveChannels.lastModificationDate),
   );
 }
 

@@ -2,6 +2,7 @@ import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../context.ts';
 import { isUuid } from '../../platform/ids.ts';
 import type { Playable, PlayableFilter, PlayableKind, PlayableOutput } from '../../platform/playables.ts';
+import { datesWhere } from '../../platform/playables.ts';
 import { channelsWithDash } from '../live/index.ts';
 import { recordingFrameSource } from './frames.ts';
 import { catchupPlayable, copyEndpoints } from './present.ts';
@@ -91,10 +92,7 @@ function where(tenantId: string, f: PlayableFilter): SQL | undefined {
     f.statuses ? inArray(t.status, f.statuses as RecordingRow['status'][]) : undefined,
     f.durationFrom !== undefined ? gte(t.durationMilliseconds, f.durationFrom) : undefined,
     f.durationTo !== undefined ? lte(t.durationMilliseconds, f.durationTo) : undefined,
-    f.createDateStart ? gte(t.createDate, f.createDateStart) : undefined,
-    f.createDateEnd ? lte(t.createDate, f.createDateEnd) : undefined,
-    f.lastModificationDateStart ? gte(t.lastModificationDate, f.lastModificationDateStart) : undefined,
-    f.lastModificationDateEnd ? lte(t.lastModificationDate, f.lastModificationDateEnd) : undefined,
+    ...datesWhere(f, t.createDate, t.lastModificationDate),
   );
 }
 

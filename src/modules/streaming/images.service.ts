@@ -7,7 +7,7 @@ import { arrayParam, oneOf } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { envelope, pageWindow, type PageRequest } from '../../platform/paging.ts';
-import { completeParts, planParts } from '../vod/index.ts';
+import { completeParts, partUrl, partUrls, planParts, storedPlan } from '../vod/index.ts';
 import { addUploadedImage, removeUploadedImage } from './assets.service.ts';
 import { requirePlayable } from './catalogue.ts';
 import { imageKey, imageUrl } from './storageKeys.ts';
@@ -80,8 +80,7 @@ export async function startImageUpload(ctx: PlatformContext, tenantId: string, a
     createDate: now,
     lastModificationDate: now,
   });
-  const ttl = ctx.config.uploadUrlTtlSeconds;
-  const multipartUrls = await Promise.all(Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(key, uploadId, i + 1, ttl)));
+  const multipartUrls = await partUrls(ctx.store, key, uploadId, plan.partsCount, ctx.config.uploadUrlTtlSeconds);
   return { fileId: id, multipartUrls, fileKey: key, ...plan };
 }
 
@@ -89,8 +88,7 @@ export async function imagePartUrl(ctx: PlatformContext, tenantId: string, asset
   const asset = await requirePlayable(ctx, tenantId, assetId);
   const row = await findImage(ctx, tenantId, asset.id, id);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  if (partNumber > row.partsCount) throw new ApiError(400, 'upload_part_invalid', `this upload has ${row.partsCount} parts; there is no part ${partNumber}`);
-  return { url: await ctx.store.presignUploadPart(row.fileKey, row.uploadId, partNumber, ctx.config.uploadUrlTtlSeconds) };
+  return partUrl(ctx.store, { ...row, uploadId: row.uploadId }, partNumber, ctx.config.uploadUrlTtlSeconds);
 }
 
 /**
@@ -102,10 +100,9 @@ export async function completeImageUpload(ctx: PlatformContext, tenantId: string
   const asset = await requirePlayable(ctx, tenantId, assetId);
   const row = await findImage(ctx, tenantId, asset.id, body.fileId);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  const plan = { partSize: row.partSize, partsCount: row.partsCount, lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize };
   await completeParts(
     ctx.store,
-    { fileKey: row.fileKey, uploadId: row.uploadId, plan },
+    { fileKey: row.fileKey, uploadId: row.uploadId, plan: storedPlan(row) },
     body.parts,
     () => new ApiError(409, 'image_not_uploading', `The upload of image ${row.id} is no longer open in the store`),
   );

@@ -27,6 +27,32 @@ export function planParts(fileSize: number, minPartSize: number, forced?: number
 
 const uploadError = (code: ErrorCode, message: string) => new ApiError(400, code, message);
 
+/** An upload as its row keeps it (a VOD file, a suspect capture, a catalogue image). */
+interface OpenUpload {
+  fileKey: string;
+  uploadId: string;
+  fileSize: number;
+  partSize: number;
+  partsCount: number;
+}
+
+/** The part plan an upload was started with. */
+export const storedPlan = (u: Pick<OpenUpload, 'fileSize' | 'partSize' | 'partsCount'>): PartPlan => ({
+  partSize: u.partSize,
+  partsCount: u.partsCount,
+  lastPartSize: u.fileSize - (u.partsCount - 1) * u.partSize,
+});
+
+/** A presigned URL for every part of a new upload, in order. */
+export const partUrls = (store: ObjectStore, fileKey: string, uploadId: string, partsCount: number, ttlSeconds: number): Promise<string[]> =>
+  Promise.all(Array.from({ length: partsCount }, (_, i) => store.presignUploadPart(fileKey, uploadId, i + 1, ttlSeconds)));
+
+/** A fresh presigned URL for one part of an open upload; a part beyond its parts is a 400. */
+export async function partUrl(store: ObjectStore, u: Omit<OpenUpload, 'fileSize' | 'partSize'>, partNumber: number, ttlSeconds: number) {
+  if (partNumber > u.partsCount) throw uploadError('upload_part_invalid', `this upload has ${u.partsCount} parts; there is no part ${partNumber}`);
+  return { url: await store.presignUploadPart(u.fileKey, u.uploadId, partNumber, ttlSeconds) };
+}
+
 /**
  * Checks a completion request against what the store holds, so that a client learns exactly which part to send
  * again; the upload stays open and completable. Returns the parts to join, in order, with the store's ETags.

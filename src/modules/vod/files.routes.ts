@@ -58,7 +58,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> = a
         response: withErrors({ 200: s.PartUrl, ...conflict }),
       },
     },
-    (req) => files.partUrl(ctx, req.principal.tenantId, req.params.id, req.params.partNumber),
+    (req) => files.filePartUrl(ctx, req.principal.tenantId, req.params.id, req.params.partNumber),
   );
 
   app.post(

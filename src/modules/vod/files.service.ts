@@ -10,7 +10,7 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import { multiDelete } from '../../platform/multiDelete.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
 import { recordEvent } from '../../platform/events.ts';
-import { completeParts, planParts, type PartPlan } from './files.parts.ts';
+import { completeParts, partUrl, partUrls, planParts, storedPlan } from './files.parts.ts';
 import { fileKey, filePrefix } from './storageKeys.ts';
 import { presentFile, presentSummary, toTranscodingTrack } from './files.present.ts';
 import { vodFiles } from './files.tables.ts';
@@ -57,12 +57,6 @@ async function findRow(db: Queryable, tenantId: string, id: string): Promise<Fil
   if (!row) throw fileNotFound(id);
   return row;
 }
-
-const planOf = (row: FileRow): PartPlan => ({
-  partSize: row.partSize,
-  partsCount: row.partsCount,
-  lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize,
-});
 
 // --- upload ---------------------------------------------------------------------------------------------------------
 
@@ -118,26 +112,24 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, req: S
     await ctx.store.abortMultipartUpload(objectKey, uploadId).catch(() => {});
     throw e;
   }
-  const ttl = ctx.config.uploadUrlTtlSeconds;
-  const multipartUrls = await Promise.all(Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(objectKey, uploadId, i + 1, ttl)));
+  const multipartUrls = await partUrls(ctx.store, objectKey, uploadId, plan.partsCount, ctx.config.uploadUrlTtlSeconds);
   return { fileId: id, multipartUrls, fileKey: objectKey, ...plan };
 }
 
 const uploadDeadline = (ctx: PlatformContext, start: Date) => new Date(start.getTime() + ctx.config.uploadTtlHours * 3_600_000);
 
-export async function partUrl(ctx: PlatformContext, tenantId: string, id: string, partNumber: number) {
+export async function filePartUrl(ctx: PlatformContext, tenantId: string, id: string, partNumber: number) {
   const row = await findRow(ctx.db, tenantId, id);
   if (row.status === 'Uploading' && row.importUrl) throw importing(row);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  if (partNumber > row.partsCount) throw new ApiError(400, 'upload_part_invalid', `this upload has ${row.partsCount} parts; there is no part ${partNumber}`);
-  return { url: await ctx.store.presignUploadPart(row.fileKey, row.uploadId, partNumber, ctx.config.uploadUrlTtlSeconds) };
+  return partUrl(ctx.store, { ...row, uploadId: row.uploadId }, partNumber, ctx.config.uploadUrlTtlSeconds);
 }
 
 export async function completeUpload(ctx: PlatformContext, tenantId: string, fileId: string, requested: { partNumber: number; eTag?: string }[]) {
   const row = await findRow(ctx.db, tenantId, fileId);
   if (row.status === 'Uploading' && row.importUrl) throw importing(row);
   if (row.status !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan: planOf(row) }, requested, () => goneFromStore(row.id));
+  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan: storedPlan(row) }, requested, () => goneFromStore(row.id));
   // The store has joined the parts: the upload is over whatever ffprobe says. A file it cannot read yet (or cannot
   // read at all) completes without media facts; `detect` reads them again later.
   const info = await probeStored(ctx, row.fileKey).catch((e) => {

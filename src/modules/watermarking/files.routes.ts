@@ -37,7 +37,7 @@ export const watermarkingFileRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformCo
         response: withErrors({ 200: s.PartUrl, ...conflict }),
       },
     },
-    (req) => files.partUrl(ctx, req.principal.tenantId, req.params.id, req.params.nr),
+    (req) => files.suspectPartUrl(ctx, req.principal.tenantId, req.params.id, req.params.nr),
   );
 
   app.post(

@@ -8,7 +8,7 @@ import { textSearch } from '../../platform/filters.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../platform/paging.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { completeParts, goneFromStore, planParts } from '../vod/index.ts';
+import { completeParts, goneFromStore, partUrl, partUrls, planParts, storedPlan } from '../vod/index.ts';
 import { detectJob } from './jobs.ts';
 import type * as s from './schemas.ts';
 import { suspectKey } from './storageKeys.ts';
@@ -73,23 +73,20 @@ export async function startUpload(ctx: PlatformContext, tenantId: string, body: 
     await ctx.store.abortMultipartUpload(key, uploadId).catch(() => {});
     throw e;
   }
-  const ttl = ctx.config.uploadUrlTtlSeconds;
-  const multipartUrls = await Promise.all(Array.from({ length: plan.partsCount }, (_, i) => ctx.store.presignUploadPart(key, uploadId, i + 1, ttl)));
+  const multipartUrls = await partUrls(ctx.store, key, uploadId, plan.partsCount, ctx.config.uploadUrlTtlSeconds);
   return { fileId: id, multipartUrls, fileKey: key, ...plan };
 }
 
-export async function partUrl(ctx: PlatformContext, tenantId: string, id: string, nr: number) {
+export async function suspectPartUrl(ctx: PlatformContext, tenantId: string, id: string, nr: number) {
   const row = await findSuspect(ctx.db, tenantId, id);
   if (row.uploadStatus !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  if (nr > row.partsCount) throw new ApiError(400, 'upload_part_invalid', `this upload has ${row.partsCount} parts; there is no part ${nr}`);
-  return { url: await ctx.store.presignUploadPart(row.fileKey, row.uploadId, nr, ctx.config.uploadUrlTtlSeconds) };
+  return partUrl(ctx.store, { ...row, uploadId: row.uploadId }, nr, ctx.config.uploadUrlTtlSeconds);
 }
 
 export async function completeUpload(ctx: PlatformContext, tenantId: string, body: Static<typeof s.CompleteBody>) {
   const row = await findSuspect(ctx.db, tenantId, body.fileId);
   if (row.uploadStatus !== 'Uploading' || !row.uploadId) throw notUploading(row);
-  const plan = { partSize: row.partSize, partsCount: row.partsCount, lastPartSize: row.fileSize - (row.partsCount - 1) * row.partSize };
-  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan }, body.parts, () => goneFromStore(row.id));
+  await completeParts(ctx.store, { fileKey: row.fileKey, uploadId: row.uploadId, plan: storedPlan(row) }, body.parts, () => goneFromStore(row.id));
   await ctx.db.transaction(async (tx) => {
     const done = await tx
       .update(watermarkingFiles)

@@ -1,6 +1,7 @@
-import { and, eq, getTableColumns, gte, inArray, lte, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Playable, PlayableFilter, PlayableKind } from '../../../platform/playables.ts';
+import { datesWhere } from '../../../platform/playables.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { eventFrameSource } from '../frames.ts';
 import { catchupEndpoints } from './present.ts';
@@ -45,10 +46,7 @@ function where(tenantId: string, f: PlayableFilter): SQL | undefined {
       : undefined,
     f.channelIds ? inArray(t.channelId, f.channelIds.filter(isUuid)) : undefined,
     f.statuses ? inArray(statusNow, f.statuses) : undefined,
-    f.createDateStart ? gte(t.createDate, f.createDateStart) : undefined,
-    f.createDateEnd ? lte(t.createDate, f.createDateEnd) : undefined,
-    f.lastModificationDateStart ? gte(t.lastModificationDate, f.lastModificationDateStart) : undefined,
-    f.lastModificationDateEnd ? lte(t.lastModificationDate, f.lastModificationDateEnd) : undefined,
+    ...datesWhere(f, t.createDate, t.lastModificationDate),
   );
 }
 

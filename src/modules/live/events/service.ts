@@ -13,6 +13,7 @@ import { presentEvent } from './present.ts';
 import type * as s from './schemas.ts';
 import { statusNow } from './status.ts';
 import { EVENT_STATUSES, liveEvents } from './tables.ts';
+import { CATALOGUE_FIELDS, given } from '../../../platform/patch.ts';
 
 type CreateBody = Static<typeof s.EventCreate>;
 type PatchBody = Static<typeof s.EventPatch>;
@@ -175,13 +176,7 @@ export async function updateEvent(ctx: PlatformContext, tenantId: string, id: st
         end,
         // A hold given back is looked at again with the new window or the new ensureChannel.
         ...(rescheduled && before.channelHold === 'Released' ? { channelHold: 'Waiting' as const } : {}),
-        ...(patch.title !== undefined ? { title: patch.title } : {}),
-        ...(patch.ensureChannel !== undefined ? { ensureChannel: patch.ensureChannel } : {}),
-        ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
-        ...(patch.tags !== undefined ? { tags: patch.tags } : {}),
-        ...(patch.attributes !== undefined ? { attributes: patch.attributes } : {}),
-        // null removes the policy; omitted leaves it as it is.
-        ...(patch.accessPolicyId !== undefined ? { accessPolicyId: patch.accessPolicyId } : {}),
+        ...given(patch, [...CATALOGUE_FIELDS, 'ensureChannel']),
         lastModificationDate: new Date(),
       })
       .where(eq(liveEvents.id, id));

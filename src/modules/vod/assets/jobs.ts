@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { and, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { PlatformContext, WorkerStarter } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
 import * as lease from '../../../db/lease.ts';
-import { workUnderLease, type LeasedWork } from '../../../db/leasedWork.ts';
+import { workUnderLease } from '../../../db/leasedWork.ts';
 import { defineJob } from '../../../jobs/queue.ts';
 import { chunkable } from '../../../media/chunks.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
@@ -18,7 +17,7 @@ import { startChunkWorkers, sweepChunks } from './chunked/workers.ts';
 import {
   completeOutput,
   fail,
-  failsPermanently,
+  heldOutput,
   LEASE,
   MAX_ATTEMPTS,
   outputWhere,
@@ -68,18 +67,9 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
   const output = await claim(ctx, j);
   if (!output) return;
   if (output.attempts > MAX_ATTEMPTS) return fail(ctx, j, `Transcoding failed ${MAX_ATTEMPTS} times; giving up`);
-  const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID));
-  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
-  const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
-  const held: LeasedWork = {
-    leaseMs,
-    renew: () => ctx.db.update(vodOutputs).set(lease.renew(leaseMs)).where(owned),
-    // Let the queue retry; release the claim so the retry can take it at once.
-    giveBack: () => ctx.db.update(vodOutputs).set(lease.release()).where(owned),
-    stopping,
-    workDir,
-    ...failsPermanently(ctx, j),
-  };
+  // Given back, the queue retries it: released, the retry can take it at once.
+  const { owned, held } = heldOutput(ctx, j, stopping, lease.release);
+  const { workDir } = held;
   await workUnderLease(held, async (signal) => {
     const [asset] = await ctx.db.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
     const preset = presetById(output.preset);

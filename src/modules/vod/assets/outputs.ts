@@ -1,9 +1,10 @@
 import { rename } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { extname, join } from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import * as lease from '../../../db/lease.ts';
+import type { LeasedWork } from '../../../db/leasedWork.ts';
 import type { TranscodeResult } from '../../../media/transcode.ts';
 import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
@@ -62,6 +63,29 @@ export const failsPermanently = (ctx: PlatformContext, j: TranscodeJob) => ({
   isPermanent: (e: unknown) => e instanceof PermanentError,
   fail: (e: Error) => fail(ctx, j, e.message),
 });
+
+/**
+ * An output this worker has claimed, as `workUnderLease` keeps it: its lease renewed while the work runs, set to
+ * `givenBack()` if the work stops before it ends, a `PermanentError` failing it; `owned` is the row while it is held.
+ */
+export function heldOutput(
+  ctx: PlatformContext,
+  j: TranscodeJob,
+  stopping: AbortSignal,
+  givenBack: () => { leaseOwner: string | null; leaseUntil: SQL<Date> },
+) {
+  const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID))!;
+  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
+  const held: LeasedWork = {
+    leaseMs,
+    renew: () => ctx.db.update(vodOutputs).set(lease.renew(leaseMs)).where(owned),
+    giveBack: () => ctx.db.update(vodOutputs).set(givenBack()).where(owned),
+    stopping,
+    workDir: join(ctx.config.dataDir, 'work', j.assetId, j.outputId),
+    ...failsPermanently(ctx, j),
+  };
+  return { owned, held };
+}
 
 /** Overlay pictures are small images or clips; anything larger is refused rather than downloaded. */
 const OVERLAY_MAX_BYTES = 64 * 1024 * 1024;

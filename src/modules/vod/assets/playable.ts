@@ -1,6 +1,7 @@
 import { and, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
 import type { Playable, PlayableFilter, PlayableKind } from '../../../platform/playables.ts';
+import { datesWhere } from '../../../platform/playables.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import { findFile } from '../files.service.ts';
 import { outputPrefix } from '../storageKeys.ts';
@@ -60,10 +61,7 @@ function where(tenantId: string, f: PlayableFilter): SQL | undefined {
     f.statuses ? inArray(vodAssets.status, f.statuses) : undefined,
     f.durationFrom !== undefined ? gte(vodAssets.durationMilliseconds, f.durationFrom) : undefined,
     f.durationTo !== undefined ? lte(vodAssets.durationMilliseconds, f.durationTo) : undefined,
-    f.createDateStart ? gte(vodAssets.createDate, f.createDateStart) : undefined,
-    f.createDateEnd ? lte(vodAssets.createDate, f.createDateEnd) : undefined,
-    f.lastModificationDateStart ? gte(vodAssets.lastModificationDate, f.lastModificationDateStart) : undefined,
-    f.lastModificationDateEnd ? lte(vodAssets.lastModificationDate, f.lastModificationDateEnd) : undefined,
+    ...datesWhere(f, vodAssets.createDate, vodAssets.lastModificationDate),
   );
 }
 

@@ -20,6 +20,7 @@ import { vodAssets, vodOutputs, type OverlayRow, type VodSourceRow } from './tab
 import type * as s from './schemas.ts';
 import type { Static } from 'typebox';
 import { deleteFilesLater, deleteFilesNow } from '../../../platform/storageDeletions.ts';
+import { CATALOGUE_FIELDS, given } from '../../../platform/patch.ts';
 
 type CreateBody = Static<typeof s.VodAssetCreate>;
 type ListQuery = Static<typeof s.VodAssetListQuery>;
@@ -191,12 +192,7 @@ export async function updateAsset(db: Queryable, tenantId: string, id: string, p
     await tx
       .update(vodAssets)
       .set({
-        ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
-        ...(patch.title !== undefined ? { title: patch.title } : {}),
-        ...(patch.tags !== undefined ? { tags: patch.tags } : {}),
-        ...(patch.attributes !== undefined ? { attributes: patch.attributes } : {}),
-        // null removes the policy; omitted leaves it as it is.
-        ...(patch.accessPolicyId !== undefined ? { accessPolicyId: patch.accessPolicyId } : {}),
+        ...given(patch, CATALOGUE_FIELDS),
         lastModificationDate: new Date(),
       })
       .where(eq(vodAssets.id, id));

@@ -5,11 +5,11 @@ import { pipeline } from 'node:stream/promises';
 import { and, asc, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../../../context.ts';
 import * as lease from '../../../../db/lease.ts';
-import { workUnderLease, type LeasedWork } from '../../../../db/leasedWork.ts';
+import { workUnderLease } from '../../../../db/leasedWork.ts';
 import { stitch, type SourceChunk } from '../../../../media/chunks.ts';
 import { keyModeOf, outputEncryption } from '../../../drm/index.ts';
 import { outputPrefix, outputWorkPrefix } from '../../storageKeys.ts';
-import { completeOutput, failsPermanently, LEASE, outputWhere, PermanentError, WORKER_ID, type TranscodeJob } from '../outputs.ts';
+import { completeOutput, heldOutput, LEASE, outputWhere, PermanentError, WORKER_ID, type TranscodeJob } from '../outputs.ts';
 import { outputPublisher } from '../publish.ts';
 import { vodOutputChunks, vodOutputs } from '../tables.ts';
 import { CHUNKED, CHUNKED_LEASE_MS, loadSource, partDir, partsOf, stitchJob, tracksOf } from './parts.ts';
@@ -26,18 +26,9 @@ export async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping:
     .where(and(outputWhere(j), eq(vodOutputs.status, 'Processing'), lease.claimable(LEASE, WORKER_ID, CHUNKED)))
     .returning();
   if (!claimed) return;
-  const owned = and(outputWhere(j), lease.heldBy(LEASE, WORKER_ID));
-  const leaseMs = ctx.config.transcodeLeaseSeconds * 1000;
-  const workDir = join(ctx.config.dataDir, 'work', j.assetId, j.outputId);
-  const held: LeasedWork = {
-    leaseMs,
-    renew: () => ctx.db.update(vodOutputs).set(lease.renew(leaseMs)).where(owned),
-    // Back to the parts' owner: the queue's retry (or the sweeper) stitches again from the stored parts.
-    giveBack: () => ctx.db.update(vodOutputs).set(lease.take(CHUNKED, CHUNKED_LEASE_MS)).where(owned),
-    stopping,
-    workDir,
-    ...failsPermanently(ctx, j),
-  };
+  // Given back to the parts' owner: the queue's retry (or the sweeper) stitches again from the stored parts.
+  const { owned, held } = heldOutput(ctx, j, stopping, () => lease.take(CHUNKED, CHUNKED_LEASE_MS));
+  const { workDir } = held;
   await workUnderLease(held, async (signal) => {
     const parts = await ctx.db.select().from(vodOutputChunks).where(partsOf(j)).orderBy(asc(vodOutputChunks.index));
     if (parts.length === 0 || parts.some((p) => p.status !== 'Available')) {
