@@ -19,10 +19,11 @@ describeEachDb('A transcode interrupted by a stop', (kind) => {
     try {
       const first = await startPlatform(kind, env, storage);
       const t = await first.createTenant();
-      const fileId = await uploadFile(t, await makeClip(dir, 'long', { width: 640, height: 360, seconds: 120, audio: [] }));
+      const fileId = await uploadFile(t, await makeClip(dir, 'long', { width: 320, height: 180, seconds: 120, audio: [] }));
       const id = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body.id as string;
-      // Stopped once the encode has published its first segments: ffmpeg is running (two minutes of source: a quiet
-      // machine must not finish the encode before the stop).
+      // Stopped once the encode has published its first segments (one second of video: a fast start): ffmpeg is
+      // running. Two minutes of small frames: a quiet machine takes seconds to encode them, so it cannot finish before
+      // the stop, and the restarted platform's whole encode stays short.
       await until(
         async () => (await t.json('GET', `/vod/v1/assets/${id}`)).body,
         (a) => a.endpoints.length > 0 || ['Available', 'Error'].includes(a.status),
