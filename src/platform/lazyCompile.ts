@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastif
  * milliseconds). A schema that cannot compile fails that operation's first request (with a 500) rather than the
  * start: `test/platform.schemas.test.ts` compiles every one (`compileEveryRoute`).
  */
-export function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F & { errors?: unknown } {
+export function lazily<F extends (...args: never[]) => unknown>(compile: () => F): F & { errors?: unknown; compileNow(): void } {
   let compiled: (F & { errors?: unknown }) | undefined;
   const run = ((...args: Parameters<F>) => {
     compiled ??= compile();
@@ -49,12 +49,12 @@ export function trackRoutes(app: FastifyInstance): void {
  */
 export function compileEveryRoute(
   app: FastifyInstance,
-  validatorFactory: (schemas: unknown, options: unknown) => (route: object) => () => unknown,
+  validatorFactory: (schemas: unknown, options: unknown) => (route: object) => { compileNow(): void },
   ajv: unknown,
 ): number {
   const schemas = app.getSchemas();
   const validator = validatorFactory(schemas, ajv);
-  const serializer = (buildSerializer as unknown as (schemas: unknown, opts: unknown) => (route: object) => (data: unknown) => string)(schemas, {});
+  const serializer = (buildSerializer as unknown as (schemas: unknown, opts: unknown) => (route: object) => { compileNow(): void })(schemas, {});
   let compiled = 0;
   for (const route of routesOf.get(app) ?? []) {
     const schema = (route.schema ?? {}) as Record<string, unknown>;
@@ -62,13 +62,13 @@ export function compileEveryRoute(
     try {
       for (const httpPart of ['params', 'querystring', 'headers', 'body'] as const) {
         if (!schema[httpPart]) continue;
-        (validator({ schema: schema[httpPart], method: route.method, url: route.url, httpPart }) as unknown as { compileNow(): void }).compileNow();
+        validator({ schema: schema[httpPart], method: route.method, url: route.url, httpPart }).compileNow();
         compiled++;
       }
       for (const [httpStatus, response] of Object.entries((schema.response ?? {}) as Record<string, { content?: Record<string, { schema: unknown }> }>)) {
         // A response given per content type (`content`) has a serializer per type, as Fastify builds them.
         for (const one of response.content ? Object.values(response.content).map((c) => c.schema) : [response]) {
-          (serializer({ schema: one, method: route.method, url: route.url, httpStatus }) as unknown as { compileNow(): void }).compileNow();
+          serializer({ schema: one, method: route.method, url: route.url, httpStatus }).compileNow();
           compiled++;
         }
       }
