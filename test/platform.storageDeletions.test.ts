@@ -43,4 +43,26 @@ describeEachDb('files of deleted rows', (kind) => {
     expect(await p.ctx.store.head(key)).toBeUndefined();
     expect(await pending()).not.toContain(channelPrefix(t.id, id));
   });
+
+  it('a recording output added again with the id of one deleted keeps its files past the second pass of the deleted one', async () => {
+    const rec = await t.json('POST', '/cvr/v1/recordings', {
+      source: {
+        type: 'LiveChannel',
+        liveChannelDetails: {
+          channelId: (await t.json('POST', '/live/v1/channels', { name: 'src', input: { inputLoss: { type: 'COLOR' } } })).body.id,
+          start: new Date(Date.now() + 3_600_000).toISOString(),
+          end: new Date(Date.now() + 3_660_000).toISOString(),
+        },
+      },
+      title: 'again',
+    });
+    expect(rec.status, JSON.stringify(rec.body)).toBe(200);
+    const recordingId = rec.body.id as string;
+    const add = () => t.json('POST', `/cvr/v1/recordings/${recordingId}/outputs`, { id: 'download', preset: 'mp4-h264-download' });
+    expect((await add()).status).toBe(200);
+    expect((await t.json('DELETE', `/cvr/v1/recordings/${recordingId}/outputs/download`)).status).toBe(200);
+    expect((await add()).status).toBe(200);
+    const prefix = (await pending()).find((x) => x.includes(recordingId));
+    expect(prefix).toBeUndefined();
+  });
 });

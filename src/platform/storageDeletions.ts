@@ -1,4 +1,4 @@
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../context.ts';
 import type { Queryable } from '../db/client.ts';
 import { storageDeletions } from '../db/storageDeletions.ts';
@@ -22,6 +22,14 @@ export async function deleteFilesLater(tx: Queryable, prefixes: string[]): Promi
     .insert(storageDeletions)
     .values(prefixes.map((prefix) => ({ prefix, dueAt })))
     .onConflictDoUpdate({ target: storageDeletions.prefix, set: { dueAt: sql`excluded.due_at` } });
+}
+
+/**
+ * In the transaction that creates rows whose files go under these prefixes again (an output added with the id of one
+ * deleted minutes ago, which a client may choose): their pending second pass would delete the new files, so it goes.
+ */
+export async function keepFiles(tx: Queryable, prefixes: string[]): Promise<void> {
+  if (prefixes.length > 0) await tx.delete(storageDeletions).where(inArray(storageDeletions.prefix, prefixes));
 }
 
 /** Deletes the prefixes' files now; a failure is left to the sweep, whose row the transaction wrote. */

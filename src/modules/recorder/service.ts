@@ -17,7 +17,7 @@ import { presentRecording, presentSummary } from './present.ts';
 import type * as s from './schemas.ts';
 import { outputPrefix, recordingPrefix } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, type ArchiveRow, type RecordingStatus } from './tables.ts';
-import { deleteFilesLater, deleteFilesNow } from '../../platform/storageDeletions.ts';
+import { deleteFilesLater, deleteFilesNow, keepFiles } from '../../platform/storageDeletions.ts';
 
 type CreateBody = Static<typeof s.RecordingCreate>;
 type PatchBody = Static<typeof s.RecordingPatch>;
@@ -300,6 +300,7 @@ export async function addOutput(ctx: PlatformContext, tenantId: string, recordin
       .where(and(eq(recorderOutputs.recordingId, r.id), eq(recorderOutputs.id, outputId)));
     if (existing) throw conflict('output_exists', `Recording ${r.id} already has an output ${outputId}`);
     const ready = r.status === 'Available';
+    await keepFiles(tx, [outputPrefix(tenantId, r.id, outputId)]);
     await tx.insert(recorderOutputs).values({
       recordingId: r.id,
       id: outputId,

@@ -19,7 +19,7 @@ import { selectTracks } from './tracks.ts';
 import { vodAssets, vodOutputs, type OverlayRow, type VodSourceRow } from './tables.ts';
 import type * as s from './schemas.ts';
 import type { Static } from 'typebox';
-import { deleteFilesLater, deleteFilesNow } from '../../../platform/storageDeletions.ts';
+import { deleteFilesLater, deleteFilesNow, keepFiles } from '../../../platform/storageDeletions.ts';
 import { CATALOGUE_FIELDS, given } from '../../../platform/patch.ts';
 
 type CreateBody = Static<typeof s.VodAssetCreate>;
@@ -236,6 +236,7 @@ export async function addOutput(ctx: PlatformContext, tenantId: string, assetId:
         { field: 'preset', message: 'does not accept the source file' },
       ]);
     }
+    await keepFiles(tx, [outputPrefix(tenantId, assetId, outputId), outputWorkPrefix(tenantId, assetId, outputId)]);
     await addOutputRow(ctx, tx, tenantId, assetId, {
       id: outputId,
       preset: preset.id,
