@@ -38,6 +38,8 @@ export interface SendOptions {
   tx?: Queryable;
   singletonKey?: string;
   startAfter?: Date | number;
+  /** Of jobs waiting in one queue, a higher priority is started first (default 0). */
+  priority?: number;
 }
 
 /**
@@ -101,6 +103,7 @@ export class JobQueue {
       ...(opts.tx ? { db: executorOf(opts.tx) } : {}),
       ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
       ...(opts.startAfter !== undefined ? { startAfter: opts.startAfter } : {}),
+      ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
     });
     // Delivered when the job's transaction commits (never for a rolled back one); a job due later waits for its poll.
     if (id && opts.startAfter === undefined) {

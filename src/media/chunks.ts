@@ -9,7 +9,7 @@ import { pickTracks, planVideo, Sources, type TranscodeRequest } from './plan.ts
 import { ProgressParser } from './progress.ts';
 import { protectOutput } from './protect.ts';
 import { publishWhileEncoding } from './progressive.ts';
-import type { TranscodeResult } from './transcode.ts';
+import { transcodeResult, type TranscodeResult } from './transcode.ts';
 
 /**
  * The chunked path (docs/decisions/vod-chunked.md): a long source's video is encoded in chunks, each by its own job on
@@ -44,7 +44,7 @@ function firstFrameShift(at: number, frameRate?: number): number {
 }
 
 /** Progress of one part as ffmpeg reports it, from the part's own start (a chunk's clock reads source times). */
-function progressOf(req: TranscodeRequest, durationS: number, startS: number) {
+export function progressOf(req: TranscodeRequest, durationS: number, startS: number) {
   let last = -1;
   return new ProgressParser(
     durationS * 1000,
@@ -56,31 +56,35 @@ function progressOf(req: TranscodeRequest, durationS: number, startS: number) {
 }
 
 /**
+ * What encoding one chunk's video reads and how: the source sought a little early with its own times kept (`-copyts
+ * -start_at_zero`; the trim cuts exactly), the rungs, and the filter graph that trims, draws the overlays at their
+ * source times and scales. `durationS` is the chunk's length, for progress.
+ */
+export async function planChunk(req: TranscodeRequest, chunk: SourceChunk) {
+  const sources = new Sources(req);
+  const source = await sources.main(() => ['-ss', sec(Math.max(0, chunk.startS - 1)), '-copyts', '-start_at_zero']);
+  const { video, audio, captions } = await pickTracks(req, sources, source);
+  if (!video) throw new Error('the chunked path encodes video presets only');
+  const videoStart = Math.max(0, (video.stream.startTime ?? source.startTime) - source.startTime);
+  const start = videoStart + chunk.startS - EPSILON_S;
+  const end = chunk.endS === undefined ? undefined : videoStart + chunk.endS - EPSILON_S;
+  const { graph, renditions, videoMaps } = await planVideo(req, sources, video, { start: chunk.index === 0 ? 0 : start, end });
+  const durationS = (chunk.endS ?? (req.durationMs ?? source.durationMs) / 1000) - chunk.startS;
+  const head = ['-y', '-progress', 'pipe:1', '-stats_period', '0.5', ...sources.inputs.args, '-filter_complex', graph.join(';')];
+  return { sources, source, video, audio, captions, renditions, videoMaps, head, durationS, progress: progressOf(req, durationS, chunk.startS) };
+}
+
+/**
  * Encodes one chunk's video for every rung into `<outDir>/video.mp4` (one track per rung, in ladder order), with the
  * source's own timestamps: the overlays are drawn at their source times, the keyframes fall where the one-pass encode
  * puts them (on the preset's segment boundaries), and the stitch lays the chunks end to end by these times.
  */
 export async function encodeVideoChunk(req: TranscodeRequest, chunk: SourceChunk): Promise<{ file: string; renditions: number }> {
   await mkdir(req.outDir, { recursive: true });
-  const sources = new Sources(req);
-  // Seek a little early (the trim below cuts exactly); `-copyts -start_at_zero` keeps the source's times from its start.
-  const source = await sources.main(() => ['-ss', sec(Math.max(0, chunk.startS - 1)), '-copyts', '-start_at_zero']);
-  const { video } = await pickTracks(req, sources, source);
-  if (!video) throw new Error('the chunked path encodes video presets only');
-  const videoStart = Math.max(0, (video.stream.startTime ?? source.startTime) - source.startTime);
-  const start = videoStart + chunk.startS - EPSILON_S;
-  const end = chunk.endS === undefined ? undefined : videoStart + chunk.endS - EPSILON_S;
-  const { graph, renditions, videoMaps } = await planVideo(req, sources, video, { start: chunk.index === 0 ? 0 : start, end });
+  const { sources, video, renditions, videoMaps, head, progress } = await planChunk(req, chunk);
   const file = join(req.outDir, 'video.mp4');
   const args = [
-    '-y',
-    '-progress',
-    'pipe:1',
-    '-stats_period',
-    '0.5',
-    ...sources.inputs.args,
-    '-filter_complex',
-    graph.join(';'),
+    ...head,
     ...videoMaps.flatMap((m) => ['-map', m]),
     ...videoEncoderArgs(req.preset, renditions, { shiftS: firstFrameShift(chunk.startS, video.stream.frameRate) }),
     '-an',
@@ -89,9 +93,7 @@ export async function encodeVideoChunk(req: TranscodeRequest, chunk: SourceChunk
     'mp4',
     file,
   ];
-  const durationS = (chunk.endS ?? (req.durationMs ?? source.durationMs) / 1000) - chunk.startS;
-  const parser = progressOf(req, durationS, chunk.startS);
-  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => parser.push(c), background: true });
+  await runFfmpeg(args, { signal: req.signal, redact: sources.redact, onStdout: (c) => progress.push(c), background: true });
   return { file, renditions: renditions.length };
 }
 
@@ -130,6 +132,18 @@ export interface StitchRequest extends TranscodeRequest {
   audioDir?: string;
 }
 
+/** What the parts of a source encode, read again from it by the step that puts them together: rungs, audio, captions. */
+export async function sourceLadder(req: TranscodeRequest) {
+  const sources = new Sources(req);
+  const source: MediaInfo = await sources.main();
+  const { audio, captions } = await pickTracks(req, sources, source);
+  const listed = req.tracks.find((t) => t.type === 'Video');
+  const stream = (listed && source.streams.find((s) => s.index === listed.index)) || firstVideo(source);
+  if (!stream) throw new Error('the source has no video');
+  const renditions = planRenditions(req.preset, stream.displayWidth ?? 0, stream.displayHeight ?? 0);
+  return { sources, source, audio, captions, renditions };
+}
+
 /**
  * Lays the chunks end to end (ffmpeg's concat demuxer: each chunk enters at its source time, so the timestamps run on
  * without a gap) beside the audio encoded once, and packages them as the one-pass encode does, without encoding
@@ -138,14 +152,7 @@ export interface StitchRequest extends TranscodeRequest {
 export async function stitch(req: StitchRequest): Promise<TranscodeResult> {
   const started = performance.now();
   await mkdir(req.outDir, { recursive: true });
-  const sources = new Sources(req);
-  const source: MediaInfo = await sources.main();
-  const { audio, captions } = await pickTracks(req, sources, source);
-  const first = firstVideo(source);
-  const listed = req.tracks.find((t) => t.type === 'Video');
-  const stream = (listed && source.streams.find((s) => s.index === listed.index)) || first;
-  if (!stream) throw new Error('the source has no video');
-  const renditions = planRenditions(req.preset, stream.displayWidth ?? 0, stream.displayHeight ?? 0);
+  const { sources, source, audio, captions, renditions } = await sourceLadder(req);
 
   // The concat list: chunk k enters at k's start (`inpoint`, its files' own times) and lasts to the next one's.
   const list = join(req.outDir, '..', `chunks-${Math.random().toString(36).slice(2, 8)}.txt`);
@@ -188,14 +195,5 @@ export async function stitch(req: StitchRequest): Promise<TranscodeResult> {
   const endpoints = await finishOutputs({ layout, source, signal: req.signal, redact: sources.redact });
   if (req.encryption && req.preset.protection) await protectOutput(layout, req.encryption);
   const finished = performance.now();
-  return {
-    durationMilliseconds: endpoints[0]?.durationMilliseconds ?? source.durationMs,
-    endpoints,
-    renditions: renditions.map((r) => ({ name: r.name, width: r.width, height: r.height, videoBitrateKbps: r.videoBitrateKbps })),
-    audioTracks: audio.length,
-    captionTracks: captions.length,
-    ffmpegArgs: args,
-    published: new Set(publisher?.stored),
-    timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
-  };
+  return transcodeResult({ renditions, audio, captions }, endpoints, source.durationMs, args, publisher?.stored ?? [], [started, planned, encoded, finished]);
 }

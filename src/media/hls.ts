@@ -8,7 +8,11 @@ export interface MediaPlaylist {
 }
 
 export async function readMediaPlaylist(path: string): Promise<MediaPlaylist> {
-  const lines = (await readFile(path, 'utf8')).split(/\r?\n/).map((l) => l.trim());
+  return parseMediaPlaylist(await readFile(path, 'utf8'));
+}
+
+export function parseMediaPlaylist(text: string): MediaPlaylist {
+  const lines = text.split(/\r?\n/).map((l) => l.trim());
   const segments: MediaPlaylist['segments'] = [];
   let pending: number | undefined;
   for (const line of lines) {
@@ -141,16 +145,17 @@ export async function writeMasterPlaylist(
   await writeFile(path, `${lines.join('\n')}\n`);
 }
 
+export interface GrowingLadder {
+  variants: (MasterVariant & { peakKbps: number; averageKbps: number })[];
+  audio: (MasterRendition & { kbps: number })[];
+}
+
 /**
- * The master playlist of an output still encoding, before any segment exists to measure: bandwidths from the
- * ladder's settings (the peak is the rung's maxrate), the audio as one group. `writeMasterPlaylist` replaces it when
- * the output is finished.
+ * The master playlist (in `dir`) of an output still encoding, before any segment exists to measure: bandwidths from
+ * the ladder's settings (the peak is the rung's maxrate), the audio as one group. `writeMasterPlaylist` replaces it
+ * when the output is finished.
  */
-export async function writeGrowingMaster(
-  path: string,
-  { variants, audio }: { variants: (MasterVariant & { peakKbps: number; averageKbps: number })[]; audio: (MasterRendition & { kbps: number })[] },
-): Promise<void> {
-  const dir = dirname(path);
+export function growingMasterText(dir: string, { variants, audio }: GrowingLadder): string {
   const uri = (p: string) => relative(dir, p).split('\\').join('/');
   const audioKbps = Math.max(0, ...audio.map((a) => a.kbps));
   const lines = ['#EXTM3U', '#EXT-X-VERSION:6', '#EXT-X-INDEPENDENT-SEGMENTS'];
@@ -163,7 +168,7 @@ export async function writeGrowingMaster(
     ];
     lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}${audio.length > 0 ? ',AUDIO="audio"' : ''}`, uri(v.playlist));
   }
-  await writeFile(path, `${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** Declares a finished media playlist VOD (players may then cache it and show the whole timeline). */

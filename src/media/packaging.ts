@@ -84,8 +84,22 @@ export const startsFast = (l: EncodeLayout): boolean =>
   l.renditions.length > 0 &&
   l.preset.segmentSeconds > FAST_START_SEGMENT_S;
 
+/**
+ * One video chunk of the chunked path written as HLS (`chunkHlsArgs`): its segments are named by the chunk, so that no
+ * two chunks' names meet whatever their segment counts, and only the first chunk starts fast. The HLS muxer counts
+ * segment times from a chunk's first frame, so the keyframes are forced from it too: a chunk's segments are the
+ * preset's from its first frame, which lies less than a frame past its boundary (the last one of a chunk ends where
+ * the next chunk's first frame is).
+ */
+export interface HlsChunk {
+  index: number;
+}
+
+/** A chunk's segment names: `c0003_00000.ts` is the first segment of the fourth chunk. */
+const chunkSegmentName = (index: number) => `c${String(index).padStart(4, '0')}_%05d.ts`;
+
 /** The HLS muxer over the video rungs and audio tracks given (a fast start muxes them in two processes). */
-function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' = 'all'): string[] {
+function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' = 'all', chunk?: HlsChunk): string[] {
   const renditions = part === 'audio' ? [] : l.renditions;
   const audio = part === 'video' ? [] : l.audio;
   const groups = part === 'all' && l.audio.length > 0 ? ',agroup:audio' : '';
@@ -94,9 +108,11 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
     ...audio.map((_, k) => `a:${k}${groups},name:${audioName(k)}${k === 0 && groups ? ',default:yes' : ''}`),
   ].join(' ');
   const fast = part !== 'all';
+  // A chunk after the first cuts the preset's segments from its first frame on.
+  const head = fast && (chunk === undefined || chunk.index === 0);
   return [
     ...maps([...(part === 'audio' ? [] : l.videoMaps), ...audio.map((a) => a.map)]),
-    ...codecArgs(l, renditions, audio, fast ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
+    ...codecArgs(l, renditions, audio, head ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
     ...(fast ? ['-output_ts_offset', String(FAST_START_TS_OFFSET_S)] : []),
     '-f',
     'hls',
@@ -104,7 +120,7 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
     String(l.preset.segmentSeconds),
     // With an unbounded playlist ffmpeg cuts every segment at this time, so only the video gets it: its keyframes (the
     // only places a video segment can end) fall every second in the first segment and on the boundaries after it.
-    ...(part === 'video' ? ['-hls_init_time', String(FAST_START_SEGMENT_S)] : []),
+    ...(part === 'video' && head ? ['-hls_init_time', String(FAST_START_SEGMENT_S)] : []),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
     // end); the finishing step marks them VOD.
     '-hls_playlist_type',
@@ -114,9 +130,9 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
     '-hls_segment_type',
     'mpegts',
     '-hls_segment_filename',
-    join(dir, '%v', 'seg_%05d.ts'),
+    join(dir, '%v', chunk ? chunkSegmentName(chunk.index) : 'seg_%05d.ts'),
     // ffmpeg's own master playlist makes the output playable while it is being written; ours replaces it at the end.
-    // A fast start's two processes each see half of it: the caller writes one (`writeGrowingMaster`).
+    // A fast start's two processes each see half of it: the caller writes one (`fastStartMaster`).
     ...(fast ? [] : ['-master_pl_name', 'master.m3u8']),
     '-var_stream_map',
     streamMap,
@@ -210,6 +226,15 @@ export async function fastStartArgs(l: EncodeLayout): Promise<{ video: string[];
   const dir = await streamingDir(l, 'hls');
   const side = [...(l.audio.length > 0 ? hlsArgs(l, dir, 'audio') : []), ...captionArgs(l, dir)];
   return { video: hlsArgs(l, dir, 'video'), side };
+}
+
+/**
+ * The chunked path's HLS (docs/decisions/vod-chunked.md): one chunk's video rungs, muxed as the fast start's video
+ * process muxes them (its clock, its playlists), each chunk into segments of its own names; the first chunk starts
+ * fast. The audio and captions are the fast start's second process (`fastStartArgs`), over the whole source.
+ */
+export async function chunkHlsArgs(l: EncodeLayout, chunk: HlsChunk): Promise<string[]> {
+  return hlsArgs(l, await streamingDir(l, 'hls'), 'video', chunk);
 }
 
 async function streamingDir(l: EncodeLayout, streaming: Exclude<Packaging, 'mp4'>): Promise<string> {

@@ -1,8 +1,8 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from './ffmpeg.ts';
 import { finishOutputs, mediaPlaylists, type TranscodeEndpoint } from './finish.ts';
-import { writeGrowingMaster } from './hls.ts';
+import { growingMasterText } from './hls.ts';
 import { validLanguage, type EncodeLayout } from './packaging.ts';
 import { planTranscode, type TranscodePlan, type TranscodeRequest } from './plan.ts';
 import { ProgressParser } from './progress.ts';
@@ -53,7 +53,7 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
   if (plan.fastStart) await writeFastStartMaster(plan.layout);
   const publisher = req.publish && !req.preset.protection ? publishWhileEncoding(plan.layout, req.publish) : undefined;
   try {
-    await encode(plan, req.signal, (chunk) => parser.push(chunk));
+    await encodeBeside(plan, req.signal, (chunk) => parser.push(chunk));
   } finally {
     await publisher?.stop();
   }
@@ -63,21 +63,39 @@ export async function transcode(req: TranscodeRequest): Promise<TranscodeResult>
   if (req.encryption && req.preset.protection) await protectOutput(plan.layout, req.encryption);
   const finished = performance.now();
   report(100);
-  const { renditions, audio, captions } = plan.layout;
+  return transcodeResult(plan.layout, endpoints, plan.durationMs, plan.args, publisher?.stored ?? [], [started, planned, encoded, finished]);
+}
+
+/**
+ * What a transcode answers, from its layout, its endpoints and its published files; `marks` are the `performance.now()`
+ * of its start, the end of planning, of encoding and of the finishing steps.
+ */
+export function transcodeResult(
+  { renditions, audio, captions }: Pick<EncodeLayout, 'renditions' | 'audio' | 'captions'>,
+  endpoints: TranscodeEndpoint[],
+  sourceMs: number,
+  ffmpegArgs: string[],
+  published: Iterable<string>,
+  [started, planned, encoded, finished]: [number, number, number, number],
+): TranscodeResult {
   return {
-    durationMilliseconds: endpoints[0]?.durationMilliseconds ?? plan.durationMs,
+    durationMilliseconds: endpoints[0]?.durationMilliseconds ?? sourceMs,
     endpoints,
     renditions: renditions.map((r) => ({ name: r.name, width: r.width, height: r.height, videoBitrateKbps: r.videoBitrateKbps })),
     audioTracks: audio.length,
     captionTracks: captions.length,
-    ffmpegArgs: plan.args,
-    published: new Set(publisher?.stored),
+    ffmpegArgs,
+    published: new Set(published),
     timings: { planMs: Math.round(planned - started), encodeMs: Math.round(encoded - planned), finishMs: Math.round(finished - encoded) },
   };
 }
 
 /** Runs the plan's encoding process, and a fast start's second one beside it: either failing stops the other. */
-async function encode(plan: TranscodePlan, signal: AbortSignal | undefined, onStdout: (chunk: string) => void): Promise<void> {
+export async function encodeBeside(
+  plan: Pick<TranscodePlan, 'args' | 'sideArgs' | 'redact'>,
+  signal: AbortSignal | undefined,
+  onStdout: (chunk: string) => void,
+): Promise<void> {
   if (!plan.sideArgs) return void (await runFfmpeg(plan.args, { signal, redact: plan.redact, onStdout, background: true }));
   const failed = new AbortController();
   const both = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
@@ -94,9 +112,14 @@ async function encode(plan: TranscodePlan, signal: AbortSignal | undefined, onSt
 
 /** A fast start's master playlist: its two processes each mux half of the output, so neither writes one. */
 async function writeFastStartMaster(layout: EncodeLayout): Promise<void> {
+  await writeFile(join(layout.outDir, 'hls', 'master.m3u8'), fastStartMaster(layout));
+}
+
+/** The master playlist of an HLS output that starts fast (`hls/master.m3u8`), with the ladder's settings as bandwidths. */
+export function fastStartMaster(layout: EncodeLayout): string {
   const dir = join(layout.outDir, 'hls');
   const { video, audio } = mediaPlaylists(layout, dir, false);
-  await writeGrowingMaster(join(dir, 'master.m3u8'), {
+  return growingMasterText(dir, {
     variants: layout.renditions.map((r, i) => ({
       playlist: video[i],
       width: r.width,

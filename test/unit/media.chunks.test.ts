@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { composeChunkedPlaylists, mergeSegments } from '../../src/media/chunkPlaylists.ts';
 import { splitSource } from '../../src/media/chunks.ts';
 import { videoEncoderArgs } from '../../src/media/ladder.ts';
 import { ProgressParser } from '../../src/media/progress.ts';
@@ -30,5 +31,74 @@ describe('the chunked path cuts a source on segment boundaries', () => {
     const parser = new ProgressParser(4000, (p) => seen.push(p), 8000);
     parser.push('out_time_us=10000000\nprogress=continue\n');
     expect(seen).toEqual([50]);
+  });
+});
+
+describe('the playlists of chunks that write HLS', () => {
+  const master = [
+    '#EXTM3U',
+    '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="eng",DEFAULT=YES,AUTOSELECT=YES,URI="audio_0/index.m3u8"',
+    '#EXT-X-STREAM-INF:BANDWIDTH=1000',
+    '360p/index.m3u8',
+  ].join('\n');
+  const seg = (uri: string, durationS: number) => ({ uri, durationS });
+  const head = {
+    'hls/360p/index.m3u8': [seg('c0000_00000.ts', 1), seg('c0000_00001.ts', 3)],
+    'hls/audio_0/index.m3u8': [0, 1, 2, 3].map((k) => seg(`seg_${k}.ts`, 4)),
+  };
+  const second = { 'hls/360p/index.m3u8': [seg('c0001_00000.ts', 4)] };
+  const segmentsOf = (text: string) => text.split('\n').filter((l) => l && !l.startsWith('#'));
+
+  it('lists the contiguous prefix: a chunk after an unfinished one is not listed, the audio only as far as the video', () => {
+    const growing = composeChunkedPlaylists(
+      master,
+      'hls',
+      [
+        { playlists: head, done: false },
+        { playlists: second, done: true },
+      ],
+      4,
+    );
+    expect(growing.playable).toBe(true);
+    expect(segmentsOf(growing.playlists['hls/360p/index.m3u8'])).toEqual(['c0000_00000.ts', 'c0000_00001.ts']);
+    expect(segmentsOf(growing.playlists['hls/audio_0/index.m3u8'])).toEqual(['seg_0.ts']);
+    expect(growing.playlists['hls/360p/index.m3u8']).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+    expect(growing.playlists['hls/360p/index.m3u8']).not.toContain('#EXT-X-ENDLIST');
+
+    const after = composeChunkedPlaylists(
+      master,
+      'hls',
+      [
+        { playlists: head, done: true },
+        { playlists: second, done: false },
+      ],
+      4,
+    );
+    expect(segmentsOf(after.playlists['hls/360p/index.m3u8'])).toEqual(['c0000_00000.ts', 'c0000_00001.ts', 'c0001_00000.ts']);
+    expect(segmentsOf(after.playlists['hls/audio_0/index.m3u8'])).toEqual(['seg_0.ts', 'seg_1.ts']);
+
+    const final = composeChunkedPlaylists(
+      master,
+      'hls',
+      [
+        { playlists: head, done: true },
+        { playlists: second, done: true },
+      ],
+      4,
+      true,
+    );
+    expect(segmentsOf(final.playlists['hls/audio_0/index.m3u8'])).toHaveLength(4);
+    expect(final.playlists['hls/360p/index.m3u8']).toMatch(/#EXT-X-PLAYLIST-TYPE:VOD[\s\S]*#EXT-X-ENDLIST\n$/);
+  });
+
+  it('is not playable before every playlist the master names has a segment', () => {
+    const noAudio = { 'hls/360p/index.m3u8': head['hls/360p/index.m3u8'] };
+    expect(composeChunkedPlaylists(master, 'hls', [{ playlists: noAudio, done: false }], 4).playable).toBe(false);
+  });
+
+  it('keeps what a retried chunk has not yet written again', () => {
+    const recorded = { 'hls/360p/index.m3u8': [seg('a', 4), seg('b', 4)] };
+    expect(mergeSegments(recorded, { 'hls/360p/index.m3u8': [seg('a', 4)] })).toEqual(recorded);
+    expect(mergeSegments(recorded, { 'hls/360p/index.m3u8': [seg('a', 4), seg('b', 4), seg('c', 4)] })['hls/360p/index.m3u8']).toHaveLength(3);
   });
 });

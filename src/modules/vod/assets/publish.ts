@@ -1,5 +1,6 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { PlatformContext } from '../../../context.ts';
+import type { Queryable } from '../../../db/client.ts';
 import type { PublishSink } from '../../../media/transcode.ts';
 import { recordEvent } from '../../../platform/events.ts';
 import { MEDIA_CLOCK_PATH } from '../../../platform/playback.ts';
@@ -28,28 +29,36 @@ export function outputPublisher(ctx: PlatformContext, prefix: string, ids: Outpu
   return {
     putFile: (path, absolutePath) => ctx.store.putFile(prefix + path, absolutePath, contentTypeOf(path)),
     putText: (path, text) => ctx.store.putObject(prefix + path, withClock(ctx, path, text), contentTypeOf(path)),
-    async playable(manifests) {
-      const endpoints = endpointRows(
-        ctx,
-        // Until the output is finished its length is the source's and its size unknown (docs/decisions/vod-assets.md).
-        manifests.map((m) => ({ ...m, durationMilliseconds: sourceDurationMs, size: 0, hasVerticalOrientation: ids.preset.hasVerticalOrientation })),
-        ids,
-      );
-      await ctx.db.transaction(async (tx) => {
-        const rows = await tx
-          .update(vodOutputs)
-          .set({ endpoints })
-          .where(and(owned, eq(vodOutputs.status, 'Processing')))
-          .returning({ id: vodOutputs.id });
-        if (!rows.length) return;
-        await recordEvent(tx, ids.tenantId, 'vod.output.playable', {
-          id: ids.outputId,
-          assetId: ids.assetId,
-          preset: ids.preset.id,
-          endpoints: endpoints.map((e) => ({ format: e.format, url: e.url })),
-        });
-      });
-    },
+    playable: (manifests) =>
+      ctx.db.transaction((tx) => announcePlayable(ctx, tx, ids, manifests, sourceDurationMs, and(owned, eq(vodOutputs.status, 'Processing')))),
     failed: (e) => ctx.log.warn({ err: e, assetId: ids.assetId, outputId: ids.outputId }, 'publishing a growing output failed; the next pass tries again'),
   };
+}
+
+/**
+ * Publishes the endpoints of an output still encoding on its row (`where` selects it while it may be announced) with a
+ * `vod.output.playable` event, in the caller's transaction.
+ */
+export async function announcePlayable(
+  ctx: PlatformContext,
+  tx: Queryable,
+  ids: OutputIds,
+  manifests: { format: 'HLS' | 'DASH'; manifest: string }[],
+  sourceDurationMs: number,
+  where: SQL | undefined,
+): Promise<void> {
+  const endpoints = endpointRows(
+    ctx,
+    // Until the output is finished its length is the source's and its size unknown (docs/decisions/vod-assets.md).
+    manifests.map((m) => ({ ...m, durationMilliseconds: sourceDurationMs, size: 0, hasVerticalOrientation: ids.preset.hasVerticalOrientation })),
+    ids,
+  );
+  const rows = await tx.update(vodOutputs).set({ endpoints }).where(where).returning({ id: vodOutputs.id });
+  if (!rows.length) return;
+  await recordEvent(tx, ids.tenantId, 'vod.output.playable', {
+    id: ids.outputId,
+    assetId: ids.assetId,
+    preset: ids.preset.id,
+    endpoints: endpoints.map((e) => ({ format: e.format, url: e.url })),
+  });
 }

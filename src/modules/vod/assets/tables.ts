@@ -2,6 +2,7 @@ import { bigint, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, u
 import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
 import { tenants } from '../../../db/tenants.ts';
 import { leaseColumns } from '../../../db/lease.ts';
+import type { PartPlaylists } from '../../../media/chunkPlaylists.ts';
 import type { Overlay } from '../../../media/overlays.ts';
 import type { DrmKeyMode } from '../../drm/index.ts';
 
@@ -117,6 +118,8 @@ export const vodOutputChunks = pgTable(
     /** `Pending`, `Processing`, `Available`. */
     status: text('status').notNull().default('Pending'),
     progressPercent: integer('progress_percent').notNull().default(0),
+    /** An HLS chunk's stored segments by media playlist (media/chunkPlaylists.ts), as it writes them. */
+    segments: jsonb('segments').$type<PartPlaylists>().notNull().default({}),
     ...leaseColumns(),
     attempts: integer('attempts').notNull().default(0),
     createDate: createdAt(),

@@ -3,12 +3,15 @@ import { and, inArray, ne, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../../context.ts';
 import * as lease from '../../../../db/lease.ts';
 import { workUnderLease, type LeasedWork } from '../../../../db/leasedWork.ts';
+import { encodeHlsChunk, type HlsChunkResult } from '../../../../media/chunkHls.ts';
 import { encodeAudioPart, encodeVideoChunk, type SourceChunk } from '../../../../media/chunks.ts';
 import type { TranscodeRequest } from '../../../../media/transcode.ts';
 import { contentTypeOf } from '../../../../storage/contentTypes.ts';
+import { keyModeOf } from '../../../drm/index.ts';
 import { fail, failsPermanently, MAX_ATTEMPTS, outputWhere, PermanentError, placeOverlays, QUEUED, WORKER_ID } from '../outputs.ts';
 import { vodOutputChunks, vodOutputs } from '../tables.ts';
-import { CHUNKED, loadSource, PART_LEASE, partDir, partsOf, partWhere, stitchJob, tracksOf, type ChunkJob } from './parts.ts';
+import { chunkSink, lockChunked, publishChunked } from './growing.ts';
+import { CHUNKED, chunksWriteHls, loadSource, PART_LEASE, partDir, partsOf, partWhere, stitchJob, tracksOf, type ChunkJob } from './parts.ts';
 import { combineProgress, partProgress } from './progress.ts';
 
 /**
@@ -48,7 +51,8 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
     ...failsPermanently(ctx, j),
   };
   await workUnderLease(held, async (signal) => {
-    const { output, preset, source, input, sourceMs } = await loadSource(ctx, j);
+    const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
+    const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, drmKeyMode: keyModeOf(asset.drmKeyMode) };
     const progress = partProgress(ctx, j, sourceMs);
     const req: TranscodeRequest = {
       input,
@@ -60,13 +64,19 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
       onProgress: (p) => progress.report(p),
     };
     let files: string[];
+    let hls: HlsChunkResult | undefined;
     if (part.kind === 'video') {
       const chunk: SourceChunk = { index: part.index, startS: part.startMs / 1000, ...(part.endMs === null ? {} : { endS: part.endMs / 1000 }) };
       req.overlays = await placeOverlays(ctx, j, output.overlays, held.workDir);
-      await encodeVideoChunk(req, chunk).catch((e: Error) => {
+      const encoded = chunksWriteHls(preset)
+        ? encodeHlsChunk(req, chunk, chunkSink(ctx, j, ids, sourceMs)).then((r) => {
+            hls = r;
+            return r.captions;
+          })
+        : encodeVideoChunk(req, chunk).then(() => ['video.mp4']);
+      files = await encoded.catch((e: Error) => {
         throw new PermanentError(e.message);
       });
-      files = ['video.mp4'];
     } else {
       files = await encodeAudioPart(req).catch((e: Error) => {
         throw new PermanentError(e.message);
@@ -76,11 +86,10 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
     for (const f of files) await ctx.store.putFile(partDir(j, part.index) + f, join(req.outDir, f), contentTypeOf(f));
     const last = await ctx.db.transaction(async (tx) => {
       // Under the output's lock: of two parts finishing at once, exactly one sees the other done and sends the stitch.
-      const [out] = await tx.select({ owner: vodOutputs.leaseOwner, status: vodOutputs.status }).from(vodOutputs).where(outputWhere(j)).for('update');
-      if (out?.status !== 'Processing' || out.owner !== CHUNKED) return false;
+      if (!(await lockChunked(tx, j))) return false;
       const rows = await tx
         .update(vodOutputChunks)
-        .set({ status: 'Available', progressPercent: 100, leaseOwner: null, leaseUntil: null })
+        .set({ status: 'Available', progressPercent: 100, leaseOwner: null, leaseUntil: null, ...(hls ? { segments: hls.playlists } : {}) })
         .where(and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID)))
         .returning({ index: vodOutputChunks.index });
       if (!rows.length) return false;
@@ -89,6 +98,7 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
         .from(vodOutputChunks)
         .where(and(partsOf(j), ne(vodOutputChunks.status, 'Available')));
       await combineProgress(tx, j, sourceMs);
+      if (hls) await publishChunked(ctx, tx, j, hls.master, ids, sourceMs);
       ctx.log.info({ assetId: j.assetId, outputId: j.outputId, index: j.index, kind: part.kind, left }, 'part transcoded');
       if (left > 0) return false;
       await ctx.jobs.send(stitchJob, { tenantId: j.tenantId, assetId: j.assetId, outputId: j.outputId }, { tx });

@@ -2,7 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import type { PlatformContext } from '../../../../context.ts';
 import { defineJob } from '../../../../jobs/queue.ts';
 import type { SourceTrack } from '../../../../media/transcode.ts';
-import { presetById } from '../../../transcoder/index.ts';
+import { packagingOf } from '../../../../media/packaging.ts';
+import { presetById, type Preset } from '../../../transcoder/index.ts';
 import { outputWorkPrefix } from '../../storageKeys.ts';
 import { MAX_ATTEMPTS, outputWhere, PermanentError, type TranscodeJob } from '../outputs.ts';
 import { loadSourceFiles } from '../sourceFiles.ts';
@@ -20,6 +21,12 @@ export interface ChunkJob extends TranscodeJob {
 /** A part's claim is renewed by its worker like an output's; a dead worker's part is queued again by the sweeper. */
 export const chunkJob = defineJob<ChunkJob>('vod.transcode.chunk', { retryLimit: MAX_ATTEMPTS, retryDelaySeconds: 5, expireInSeconds: 6 * 3600 });
 export const stitchJob = defineJob<TranscodeJob>('vod.transcode.stitch', { retryLimit: MAX_ATTEMPTS, retryDelaySeconds: 5, expireInSeconds: 6 * 3600 });
+
+/**
+ * Whether the chunks write the output's HLS segments themselves, published as they come (an HLS output, not
+ * encrypted: clear segments are never served), rather than video files the stitch packages.
+ */
+export const chunksWriteHls = (preset: Preset): boolean => packagingOf(preset).streaming === 'hls' && !preset.protection;
 
 /** The owner of an output whose parts are out with the workers; renewed as they work, taken by the stitch. */
 export const CHUNKED = 'chunked';

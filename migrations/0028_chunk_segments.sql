@@ -1,0 +1,1 @@
+ALTER TABLE "vod_output_chunks" ADD COLUMN "segments" jsonb DEFAULT '{}'::jsonb NOT NULL;
