@@ -42,10 +42,10 @@ export interface ApiTiming {
 /**
  * The same source through the platform as a customer uses it: upload in parts through presigned URLs, create an asset
  * with `hls-h264-ladder` (one listed audio track), wait for `Available`, and meanwhile poll (every 100 ms) for the
- * moment its HLS endpoint is playable. Runs the whole platform in this process on a fresh embedded data directory (or on
+ * moment its HLS endpoint is playable (`untilPlayable`: only until then). Runs the whole platform in this process on a fresh embedded data directory (or on
  * BENCH_DATABASE_URL).
  */
-export async function throughApi(source: string): Promise<ApiTiming> {
+export async function throughApi(source: string, { untilPlayable = false } = {}): Promise<ApiTiming> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-api-'));
   const config = loadConfig({
     ...process.env,
@@ -75,9 +75,11 @@ export async function throughApi(source: string): Promise<ApiTiming> {
         if (Number.isNaN(firstPlayableMs) && hls && (await startable(hls.url))) firstPlayableMs = performance.now() - posted;
         return r;
       },
-      (r) => ['Available', 'Error'].includes(r.body?.status),
+      (r) => ['Available', 'Error'].includes(r.body?.status) || (untilPlayable && !Number.isNaN(firstPlayableMs)),
       { timeoutMs: 3600_000, everyMs: 100 },
     );
+    // Closing the platform stops the encode.
+    if (untilPlayable && !Number.isNaN(firstPlayableMs)) return { wallMs: Number.NaN, firstPlayableMs };
     if (asset.body.status !== 'Available') throw new Error(`asset failed: ${asset.body.errorMessage}`);
     const wallMs = performance.now() - start;
     return { wallMs, firstPlayableMs: Number.isNaN(firstPlayableMs) ? performance.now() - posted : firstPlayableMs };

@@ -14,45 +14,22 @@ import { throughApi } from './transcode-api.ts';
  * master playlist, caption playlists) and time to first playable (a master playlist and a first segment on disk).
  *
  * BENCH_SECONDS (default 60) and BENCH_HEIGHT (default 1080) make a quicker run; BENCH_PAIRS (default 2) sets how
- * many times each side runs. `transcode chunked` runs the chunked path's benchmark instead (transcodeChunked.ts).
+ * many times each side runs. `transcode chunked` runs the chunked path's benchmark instead (transcodeChunked.ts),
+ * `transcode playable` the time to first playable of short and long sources (transcodePlayable.ts).
  */
 export async function run(args: string[] = []): Promise<void> {
   // `transcode chunked`: the chunked path's wall time on one and two pinned workers against one pass (transcodeChunked.ts).
   if (args[0] === 'chunked') return (await import('./transcodeChunked.ts')).run(args.slice(1));
+  // `transcode playable`: time to first playable through the API, 1-minute and long sources (transcodePlayable.ts).
+  if (args[0] === 'playable') return (await import('./transcodePlayable.ts')).run();
   const seconds = Number(process.env.BENCH_SECONDS ?? 60);
   const height = Number(process.env.BENCH_HEIGHT ?? 1080);
   const width = Math.round((height * 16) / 9 / 2) * 2;
   const preset = presetById('hls-h264-ladder')!;
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-'));
   try {
-    const source = join(dir, 'source.mp4');
     const made = Date.now();
-    await runFfmpeg([
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
-      '-f',
-      'lavfi',
-      '-i',
-      `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-crf',
-      '18',
-      '-g',
-      '60',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '128k',
-      '-y',
-      source,
-    ]);
+    const source = await makeSource(dir, seconds, height);
     console.log(`source: ${seconds} s ${width}x${height}p30 + AAC, generated in ${((Date.now() - made) / 1000).toFixed(1)} s`);
     const request = { input: source, tracks: [{ type: 'Audio' as const, index: 1 }], preset };
 
@@ -75,15 +52,8 @@ export async function run(args: string[] = []): Promise<void> {
     };
     // Fast start by hand: the two commands an output published while it encodes runs (the video rungs; the audio beside
     // them), run directly; first playable when every rung's playlist and the audio's list a segment.
-    const fastPlan = await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
-    const top = fastPlan.layout.renditions[0]!.name;
-    const folders = [...fastPlan.layout.renditions.map((r) => r.name), ...fastPlan.layout.audio.map((_, k) => `audio_${k}`)];
-    const fastCommands = [fastPlan.args, fastPlan.sideArgs ?? []].map((a) => [ffmpegPath(), '-hide_banner', '-nostdin', '-loglevel', 'error', ...a]);
-    const runFastHand = async () => {
-      rmSync(join(dir, 'fast'), { recursive: true, force: true });
-      await planTranscode({ ...request, outDir: join(dir, 'fast'), publish: NO_SINK });
-      fast.push(await timed(join(dir, 'fast'), () => Promise.all(fastCommands.map(spawnQuiet)).then(() => {}), everyPlaylistListsASegment(folders)));
-    };
+    const top = (await planTranscode({ ...request, outDir: join(dir, 'fast') })).layout.renditions[0]!.name;
+    const runFastHand = async () => fast.push(await fastStartByHand(source, join(dir, 'fast')));
     const runPipeline = async () => {
       const outDir = join(dir, `pipeline-${pipeline.length}`);
       let outsideFfmpegMs = 0;
@@ -154,7 +124,32 @@ export async function run(args: string[] = []): Promise<void> {
   }
 }
 
-interface Timing {
+/** A `seconds` long 16:9 clip `height` pixels high at 30 fps (`testsrc2` and a 440 Hz tone) in `dir`. */
+export async function makeSource(dir: string, seconds: number, height: number, name = 'source.mp4'): Promise<string> {
+  const width = Math.round((height * 16) / 9 / 2) * 2;
+  const source = join(dir, name);
+  await runFfmpeg([
+    ...['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`],
+    ...['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', '60', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-y', source],
+  ]);
+  return source;
+}
+
+/**
+ * The fast start's two commands for `source` with `hls-h264-ladder` (the video rungs; the audio beside them), run
+ * directly in `outDir`; first playable when every rung's playlist and the audio's list a segment.
+ */
+export async function fastStartByHand(source: string, outDir: string): Promise<Timing> {
+  const request = { input: source, tracks: [{ type: 'Audio' as const, index: 1 }], preset: presetById('hls-h264-ladder')!, outDir, publish: NO_SINK };
+  rmSync(outDir, { recursive: true, force: true });
+  const plan = await planTranscode(request);
+  const folders = [...plan.layout.renditions.map((r) => r.name), ...plan.layout.audio.map((_, k) => `audio_${k}`)];
+  const commands = [plan.args, plan.sideArgs ?? []].map((a) => [ffmpegPath(), '-hide_banner', '-nostdin', '-loglevel', 'error', ...a]);
+  return timed(outDir, () => Promise.all(commands.map(spawnQuiet)).then(() => {}), everyPlaylistListsASegment(folders));
+}
+
+export interface Timing {
   wallMs: number;
   firstPlayableMs: number;
   /** transcode() only: time spent outside ffmpeg (probing, planning, playlists). */

@@ -7,9 +7,10 @@ import { uploadFile } from '../helpers/upload.ts';
 import { until } from '../helpers/until.ts';
 
 /**
- * Issue 24: a player starts an output from its beginning while the output is still being encoded. The source is three
- * minutes of 360p, whose encode takes minutes on this machine (nothing throttles ffmpeg); the test plays a few
- * seconds and checks the encode was still running after them.
+ * Issue 24: a player starts an output from its beginning while the output is still being encoded. The HLS source is
+ * three minutes of 360p, above the platform's chunk threshold here: its chunks (12 s each) publish it one after the
+ * other, and hls.js plays across the first chunk border. The DASH source is shorter than the threshold: one pass. Each
+ * encode takes minutes on this machine (nothing throttles ffmpeg); the test checks it was still running after playing.
  */
 describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is still encoding', () => {
   const { dir, cleanup } = tempDir();
@@ -18,20 +19,21 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
   let page: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
-    [p, browser, page] = await Promise.all([startPlatform('pglite'), launchBrowser(), servePlayerPage()]);
+    [p, browser, page] = await Promise.all([
+      startPlatform('pglite', { MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: '120', MEDIAPLANE_CHUNK_SECONDS: '12' }),
+      launchBrowser(),
+      servePlayerPage(),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([browser?.close(), page?.close(), p?.stop()]);
     cleanup();
   });
 
-  /** The three-minute source, made once for both players. */
-  let source: Promise<string> | undefined;
-  /** Uploads the three-minute source, creates an asset with `preset` and waits until it is playable (still Processing). */
-  async function playableAsset(preset: string, format: 'HLS' | 'DASH') {
+  /** Uploads a source of `seconds`, creates an asset with `preset` and waits until it is playable (still Processing). */
+  async function playableAsset(preset: string, format: 'HLS' | 'DASH', seconds: number) {
     const t = await p.createTenant();
-    source ??= makeClip(dir, 'long', { width: 640, height: 360, seconds: 180, audio: [{ language: 'eng', frequency: 440 }] });
-    const src = await source;
+    const src = await makeClip(dir, `${seconds}s`, { width: 640, height: 360, seconds, audio: [{ language: 'eng', frequency: 440 }] });
     const fileId = await uploadFile(t, src);
     const audio = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: any) => x.type === 'Audio');
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audio] }], preset });
@@ -49,15 +51,15 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     return { url: playable.endpoints.find((e: any) => e.format === format).url as string, status, remove };
   }
 
-  it('hls.js starts from the beginning of the growing EVENT playlist and advances before the asset is Available', async () => {
-    const asset = await playableAsset('hls-h264-ladder', 'HLS');
-    const r = await play(browser, page.url, asset.url, { startTime: 0, seconds: 60, untilAdvanced: 3 });
+  it('hls.js starts from the beginning of the growing EVENT playlist of a chunked encode and plays across a chunk border before the asset is Available', async () => {
+    const asset = await playableAsset('hls-h264-ladder', 'HLS', 180);
+    const r = await play(browser, page.url, asset.url, { startTime: 0, seconds: 90, untilAdvanced: 14 });
     expect(r.error).toBeUndefined();
     expect(r.videoHeight).toBe(360);
     const started = r.times.find((x) => x > 0)!;
-    // From the beginning, not from the end of what was encoded so far.
+    // From the beginning, not from the end of what was encoded so far; then past the first chunk's end (12 s).
     expect(started).toBeLessThan(4);
-    expect(r.times.at(-1)! - started).toBeGreaterThan(2);
+    expect(r.times.at(-1)!).toBeGreaterThan(12.5);
 
     expect(await asset.status()).toBe('Processing');
     const media = await (
@@ -69,12 +71,14 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
       )
     ).text();
     expect(media).not.toContain('#EXT-X-ENDLIST');
+    // Written by the chunks: the second chunk's segments follow the first's.
+    expect(media).toContain('c0001_00000.ts');
     // The end of the encode (VOD playlists at the same URLs) is test/vod.playable.test.ts's.
     await asset.remove();
   }, 900_000);
 
   it('dash.js starts from the beginning of the dynamic MPD and advances before the asset is Available', async () => {
-    const asset = await playableAsset('dash-h264-ladder', 'DASH');
+    const asset = await playableAsset('dash-h264-ladder', 'DASH', 100);
     expect(await (await fetch(asset.url)).text()).toContain('type="dynamic"');
     const r = await play(browser, page.url, asset.url, { player: 'dash', startTime: 0, seconds: 60, untilAdvanced: 3 });
     expect(r.error).toBeUndefined();
