@@ -24,6 +24,11 @@ export interface LeasedWork {
 
 /** Runs `work` under the lease of `w`; its signal aborts when the process stops or the work ends. */
 export async function workUnderLease(w: LeasedWork, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  // Handed over by the queue as the process began to stop (its abort event has fired already): given back, not begun.
+  if (w.stopping.aborted) {
+    await Promise.resolve(w.giveBack()).catch(() => {});
+    throw w.stopping.reason;
+  }
   const heartbeat = setInterval(() => void Promise.resolve(w.renew()).catch(() => {}), w.leaseMs / 3);
   const abort = new AbortController();
   const stop = () => abort.abort();

@@ -124,4 +124,14 @@ describe('workUnderLease', () => {
     expect(log).toEqual(['giveBack']);
     expect(existsSync(w.workDir)).toBe(false);
   });
+
+  it('does not begin work handed over once the process is stopping: the row is given back for the retry', async () => {
+    const log: string[] = [];
+    const stopping = new AbortController();
+    stopping.abort();
+    let begun = false;
+    await expect(workUnderLease(held(stopping.signal, log, LONG_LEASE_MS), async () => void (begun = true))).rejects.toThrow();
+    expect(begun).toBe(false);
+    expect(log).toEqual(['giveBack']);
+  });
 });
