@@ -35,15 +35,16 @@ export interface RunOptions {
    * Batch work (VOD encodes, chunks, A/B preparation, stills): runs at a lower priority (nice BACKGROUND_NICE), so that
    * the API, the publisher of a growing output and live encoders on the same machine answer at once while x264 takes
    * every core. Measured: during a 1080p ladder encode, API requests took 35-735 ms at equal priority, 10-100 ms below.
+   * A number is the niceness itself (work that should yield even to the other batch work).
    */
-  background?: boolean;
+  background?: boolean | number;
 }
 
 export const BACKGROUND_NICE = 10;
 
-function lowerPriority(pid: number): void {
+function lowerPriority(pid: number, nice: number): void {
   try {
-    setPriority(pid, BACKGROUND_NICE);
+    setPriority(pid, nice);
   } catch {
     // Gone already (its exit reports why), or a system that refuses: it runs at the platform's priority.
   }
@@ -73,7 +74,7 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
     if (opts.signal?.aborted) return reject(abortReason(opts.signal));
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     // Set before ffmpeg has opened its input, so its encoding threads, made after, inherit it.
-    if (opts.background && child.pid) lowerPriority(child.pid);
+    if (opts.background && child.pid) lowerPriority(child.pid, opts.background === true ? BACKGROUND_NICE : opts.background);
     let stdout = '';
     let stderr = '';
     let killTimer: NodeJS.Timeout | undefined;

@@ -90,6 +90,13 @@ export function transcodeResult(
   };
 }
 
+/**
+ * A fast start's second process (audio and captions) runs below the video's priority: it needs little of the machine
+ * and is seconds ahead at once, while the video's first segment is what a player waits for. Measured on a 1080p
+ * ladder, time to first playable through the API: 3.3-3.7 s at equal priority, 3.0-3.5 s with the audio at 15 or 19.
+ */
+const SIDE_NICE = 15;
+
 /** Runs the plan's encoding process, and a fast start's second one beside it: either failing stops the other. */
 export async function encodeBeside(
   plan: Pick<TranscodePlan, 'args' | 'sideArgs' | 'redact'>,
@@ -99,12 +106,12 @@ export async function encodeBeside(
   if (!plan.sideArgs) return void (await runFfmpeg(plan.args, { signal, redact: plan.redact, onStdout, background: true }));
   const failed = new AbortController();
   const both = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
-  const run = (args: string[], out?: (chunk: string) => void) =>
-    runFfmpeg(args, { signal: both, redact: plan.redact, onStdout: out, background: true }).catch((e: unknown) => {
+  const run = (args: string[], out?: (chunk: string) => void, nice: true | number = true) =>
+    runFfmpeg(args, { signal: both, redact: plan.redact, onStdout: out, background: nice }).catch((e: unknown) => {
       failed.abort(e);
       throw e;
     });
-  const results = await Promise.allSettled([run(plan.args, onStdout), run(plan.sideArgs)]);
+  const results = await Promise.allSettled([run(plan.args, onStdout), run(plan.sideArgs, undefined, SIDE_NICE)]);
   // The first failure is the cause; the other process was stopped because of it.
   const first = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (first) throw failed.signal.aborted && !signal?.aborted ? failed.signal.reason : first.reason;
