@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
+import { storageDeletions } from '../src/db/storageDeletions.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
@@ -181,6 +182,9 @@ describeEachDb('VOD assets', (kind) => {
     );
     expect(gone.body.outputs.map((o: any) => o.id)).toHaveLength(1);
     expect(await p.ctx.store.head(`tenants/${t.id}/vod/${body.id}/short/audio.m4a`)).toBeUndefined();
+    // Deleted again later, as a user's deletion is, whatever a worker may still write there.
+    const pending = await p.ctx.db.select().from(storageDeletions);
+    expect(pending.map((d) => d.prefix)).toContain(`tenants/${t.id}/vod/${body.id}/short/`);
   });
 
   it('lists, filters, updates and deletes assets', async () => {

@@ -8,6 +8,7 @@ import { chunkable } from '../../../media/chunks.ts';
 import { transcode, type SourceTrack } from '../../../media/transcode.ts';
 import { startPeriodic } from '../../../platform/periodic.ts';
 import { recordEvent } from '../../../platform/events.ts';
+import { deleteFilesLater, deleteFilesNow } from '../../../platform/storageDeletions.ts';
 import { keyModeOf, outputEncryption } from '../../drm/index.ts';
 import { presetById } from '../../transcoder/index.ts';
 import { outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
@@ -159,15 +160,19 @@ async function sweep(ctx: PlatformContext): Promise<void> {
     .where(and(isNotNull(vodOutputs.expirationDate), lt(vodOutputs.expirationDate, new Date())))
     .limit(100);
   for (const o of expired) {
+    const files = [outputPrefix(o.tenantId, o.assetId, o.id), outputWorkPrefix(o.tenantId, o.assetId, o.id)];
     const removed = await ctx.db.transaction(async (tx) => {
       const rows = await tx
         .delete(vodOutputs)
         .where(and(eq(vodOutputs.assetId, o.assetId), eq(vodOutputs.id, o.id)))
         .returning({ id: vodOutputs.id });
-      if (rows.length) await recordEvent(tx, o.tenantId, 'vod.output.deleted', { id: o.id, assetId: o.assetId, reason: 'expired' });
-      return rows.length > 0;
+      if (!rows.length) return false;
+      await recordEvent(tx, o.tenantId, 'vod.output.deleted', { id: o.id, assetId: o.assetId, reason: 'expired' });
+      // Files never outlive their rows (docs/decisions/platform.md), expiry as a user's deletion.
+      await deleteFilesLater(tx, files);
+      return true;
     });
-    if (removed) await ctx.store.deletePrefix(outputPrefix(o.tenantId, o.assetId, o.id));
+    if (removed) await deleteFilesNow(ctx, files);
   }
 }
 
