@@ -3956,6 +3956,8 @@ export interface operations {
           };
           /** @description The keys of the DRM outputs (HlsDrm, DashDrm presets) of the asset, also those added later: `SingleKey` (the default): one key for every track; `AudioVideoKeys`: one for the video tracks, another for the audio tracks */
           drmKeyMode?: string;
+          /** @description Captions made from the speech of the asset's first audio track, in this language (one of `GET /live/v1/channels/ai-live-caption-languages`), added as a subtitle track to its HLS and DASH outputs once made */
+          aiCaptioningLanguageCode?: string;
         };
       };
     };
@@ -4149,6 +4151,16 @@ export interface operations {
             sourceFileExtension: string | null;
             /** @description the key mode of its DRM outputs: `SingleKey` or `AudioVideoKeys` */
             drmKeyMode: string;
+            aiCaptioning: {
+              isEnabled: boolean;
+              language: {
+                name: string;
+                code: string;
+                code3Lettered: string;
+              } | null;
+              status: string | null;
+              errorMessage: string | null;
+            };
           };
         };
       };
@@ -4273,7 +4285,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description `transcodedSources`, `preset`, `overlays`, `drmKeyMode` cannot be changed after creation (400 validation_failed). */
+    /** @description `transcodedSources`, `preset`, `overlays`, `drmKeyMode`, `aiCaptioningLanguageCode` cannot be changed after creation (400 validation_failed). */
     requestBody: {
       content: {
         'application/json': {
@@ -4409,6 +4421,16 @@ export interface operations {
             sourceFileExtension: string | null;
             /** @description the key mode of its DRM outputs: `SingleKey` or `AudioVideoKeys` */
             drmKeyMode: string;
+            aiCaptioning: {
+              isEnabled: boolean;
+              language: {
+                name: string;
+                code: string;
+                code3Lettered: string;
+              } | null;
+              status: string | null;
+              errorMessage: string | null;
+            };
           };
         };
       };

@@ -183,7 +183,7 @@ async function finishHls(ctx: Context, dir: string, cmaf: boolean) {
  * The MPEG-TS time (90 kHz) at which the output's clock reads zero: the first segment's start, less how far into the
  * source that stream began. Caption cue times count from that same zero.
  */
-function mpegtsZero(source: MediaInfo, firstSegment: MediaInfo | undefined): number {
+export function mpegtsZero(source: MediaInfo, firstSegment: MediaInfo | undefined): number {
   const stream = firstSegment?.streams.find((s) => s.type === 'video') ?? firstSegment?.streams[0];
   if (!stream || stream.startTime === undefined) return 0;
   const sourceStream = source.streams.find((s) => s.type === stream.type);

@@ -182,6 +182,12 @@ export async function markVod(path: string): Promise<void> {
 /** A WebVTT file as a one-segment subtitle playlist next to it. */
 export async function writeSubtitlePlaylist(vttPath: string, durationS: number): Promise<string> {
   const playlist = vttPath.replace(/\.vtt$/, '.m3u8');
+  await writeFile(playlist, subtitlePlaylistText(relative(dirname(playlist), vttPath), durationS));
+  return playlist;
+}
+
+/** The text of a one-segment subtitle playlist naming `vtt` (relative to it), which lasts `durationS`. */
+export function subtitlePlaylistText(vtt: string, durationS: number): string {
   const d = Math.max(durationS, 0.001);
   const lines = [
     '#EXTM3U',
@@ -190,11 +196,25 @@ export async function writeSubtitlePlaylist(vttPath: string, durationS: number):
     '#EXT-X-MEDIA-SEQUENCE:0',
     '#EXT-X-PLAYLIST-TYPE:VOD',
     `#EXTINF:${d.toFixed(3)},`,
-    relative(dirname(playlist), vttPath),
+    vtt,
     '#EXT-X-ENDLIST',
   ];
-  await writeFile(playlist, `${lines.join('\n')}\n`);
-  return playlist;
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A finished master playlist with one more captions rendition (`uri` relative to it) in its SUBTITLES group, which
+ * every variant then names; unchanged when it lists `uri` already.
+ */
+export function withSubtitleRendition(master: string, s: { uri: string; name: string; language?: string }): string {
+  if (master.includes(`URI=${quote(s.uri)}`)) return master;
+  const attrs = ['TYPE=SUBTITLES', 'GROUP-ID="subs"', `NAME=${quote(s.name)}`, 'DEFAULT=NO', 'AUTOSELECT=YES'];
+  if (s.language) attrs.push(`LANGUAGE=${quote(s.language)}`);
+  attrs.push(`URI=${quote(s.uri)}`);
+  const lines = master.replace(/\n+$/, '').split('\n');
+  const at = Math.max(...lines.map((l, i) => (l.startsWith('#EXT-X-MEDIA:') || /^#EXT(M3U|-X-VERSION|-X-INDEPENDENT-SEGMENTS)/.test(l) ? i : -1)));
+  lines.splice(at + 1, 0, `#EXT-X-MEDIA:${attrs.join(',')}`);
+  return `${lines.map((l) => (l.startsWith('#EXT-X-STREAM-INF:') && !l.includes('SUBTITLES=') ? `${l},SUBTITLES="subs"` : l)).join('\n')}\n`;
 }
 
 /**
@@ -202,8 +222,12 @@ export async function writeSubtitlePlaylist(vttPath: string, durationS: number):
  * captions 1.4 s late, the offset ffmpeg's TS muxer adds).
  */
 export async function addTimestampMap(vttPath: string, mpegtsZero: number): Promise<void> {
-  const text = await readFile(vttPath, 'utf8');
-  if (text.includes('X-TIMESTAMP-MAP')) return;
+  await writeFile(vttPath, withTimestampMap(await readFile(vttPath, 'utf8'), mpegtsZero));
+}
+
+/** `addTimestampMap` on a WebVTT text. */
+export function withTimestampMap(text: string, mpegtsZero: number): string {
+  if (text.includes('X-TIMESTAMP-MAP')) return text;
   const [header, ...rest] = text.split('\n');
-  await writeFile(vttPath, [header, `X-TIMESTAMP-MAP=MPEGTS:${Math.max(0, Math.round(mpegtsZero))},LOCAL:00:00:00.000`, ...rest].join('\n'));
+  return [header, `X-TIMESTAMP-MAP=MPEGTS:${Math.max(0, Math.round(mpegtsZero))},LOCAL:00:00:00.000`, ...rest].join('\n');
 }

@@ -247,22 +247,36 @@ async function streamingDir(l: EncodeLayout, streaming: Exclude<Packaging, 'mp4'
 export async function addCaptionsToMpd(mpdPath: string, captions: OutputTrack[]): Promise<void> {
   if (captions.length === 0) return;
   const xml = await readFile(mpdPath, 'utf8');
+  await writeFile(
+    mpdPath,
+    mpdWithCaptions(
+      xml,
+      captions.map((c, k) => ({ id: 100 + k, representation: `sub_${k}`, name: c.name, language: c.language, file: captionFile(k) })),
+    ),
+  );
+}
+
+/** An MPD with WebVTT files (`file` relative to it) as side-loaded text adaptation sets; a file it names already is skipped. */
+export function mpdWithCaptions(xml: string, captions: { id: number; representation: string; name: string; language?: string; file: string }[]): string {
   const esc = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-  const sets = captions.map((c, k) => {
-    const lang = validLanguage(c.language) ? ` lang="${c.language}"` : '';
-    return [
-      `\t\t<AdaptationSet id="${100 + k}" contentType="text" mimeType="text/vtt"${lang}>`,
-      `\t\t\t<Label>${esc(c.name)}</Label>`,
-      `\t\t\t<Role schemeIdUri="urn:mpeg:dash:role:2011" value="subtitle" />`,
-      `\t\t\t<Representation id="sub_${k}" bandwidth="256">`,
-      `\t\t\t\t<BaseURL>${captionFile(k)}</BaseURL>`,
-      `\t\t\t</Representation>`,
-      `\t\t</AdaptationSet>`,
-    ].join('\n');
-  });
+  const sets = captions
+    .filter((c) => !xml.includes(`<BaseURL>${esc(c.file)}</BaseURL>`))
+    .map((c) => {
+      const lang = validLanguage(c.language) ? ` lang="${c.language}"` : '';
+      return [
+        `\t\t<AdaptationSet id="${c.id}" contentType="text" mimeType="text/vtt"${lang}>`,
+        `\t\t\t<Label>${esc(c.name)}</Label>`,
+        `\t\t\t<Role schemeIdUri="urn:mpeg:dash:role:2011" value="subtitle" />`,
+        `\t\t\t<Representation id="${c.representation}" bandwidth="256">`,
+        `\t\t\t\t<BaseURL>${esc(c.file)}</BaseURL>`,
+        `\t\t\t</Representation>`,
+        `\t\t</AdaptationSet>`,
+      ].join('\n');
+    });
+  if (sets.length === 0) return xml;
   const at = xml.lastIndexOf('</Period>');
   if (at < 0) throw new Error('manifest.mpd has no Period');
-  await writeFile(mpdPath, `${xml.slice(0, at)}${sets.join('\n')}\n\t${xml.slice(at)}`);
+  return `${xml.slice(0, at)}${sets.join('\n')}\n\t${xml.slice(at)}`;
 }
 
 /**

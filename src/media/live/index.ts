@@ -21,6 +21,6 @@ export { createRestreamDestination } from './restream.ts';
 export type { SrtRelay, SrtRelayOptions } from './ingest/srtRelay.ts';
 export { startSrtRelay } from './ingest/srtRelay.ts';
 export type { CaptionModel } from './captions/captionModels.ts';
-export { captionModel, installedCaptionModels } from './captions/captionModels.ts';
+export { captionModel, captioningOf, installedCaptionModels } from './captions/captionModels.ts';
 export type { LiveProtection } from './protection/protect.ts';
 export { dashDrmPrefix, HLS_DRM_PREFIX } from './protection/protect.ts';

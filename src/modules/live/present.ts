@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { captioningOf } from '../../media/live/index.ts';
 import { keyIdsOf } from '../drm/index.ts';
 import { drmEndpointIdOf, drmPrefixOf, schemeOf } from './drm.ts';
 import { DEFAULT_FRAME_RATE, qualityLabel } from './ladder.ts';
@@ -160,38 +161,10 @@ export function presentConfiguration(config: Config, row: ChannelRow, showKey: b
     packagingVersion: row.packagingVersion,
     isWatermarkProtected: row.isWatermarkProtected,
     drmKeyMode: row.drmKeyMode,
-    aiLiveCaptioning: captioning(row.aiLiveCaptioningLanguageCode),
+    aiLiveCaptioning: captioningOf(row.aiLiveCaptioningLanguageCode),
     broadcastStandard: row.broadcastStandard,
     highestVideoResolution: highest,
     specificationId: '',
     autoRecord: row.autoRecord,
-  };
-}
-
-/** ISO 639-2 codes of the languages pocketsphinx has models for (`code3Lettered`). */
-const THREE_LETTERS: Record<string, string> = {
-  en: 'eng',
-  fr: 'fra',
-  de: 'deu',
-  es: 'spa',
-  it: 'ita',
-  pt: 'por',
-  ru: 'rus',
-  nl: 'nld',
-  zh: 'zho',
-  hi: 'hin',
-  el: 'ell',
-  kk: 'kaz',
-};
-
-/** The channel's live captions as the configuration shows them. */
-function captioning(code: string | null) {
-  if (!code) return { isEnabled: false, language: null };
-  const [lang, region] = code.split('-');
-  const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(lang!) ?? lang!;
-  const regionName = region ? new Intl.DisplayNames(['en'], { type: 'region' }).of(region.toUpperCase()) : undefined;
-  return {
-    isEnabled: true,
-    language: { name: regionName ? `${name} (${regionName})` : name, code, code3Lettered: THREE_LETTERS[lang!.toLowerCase()] ?? lang!.toLowerCase() },
   };
 }

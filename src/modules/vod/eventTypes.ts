@@ -11,6 +11,8 @@ export const VOD_EVENT_TYPES = [
   'vod.asset.available',
   'vod.asset.failed',
   'vod.asset.deleted',
+  'vod.captions.available',
+  'vod.captions.failed',
   'vod.output.created',
   'vod.output.progress',
   'vod.output.playable',

@@ -1,6 +1,7 @@
 import type { PlatformModule } from '../../platform/module.ts';
 import { vodPlayables } from './assets/playable.ts';
 import { registerVodDelivery } from './assets/delivery.ts';
+import { captionsJob, startCaptionsWorkers } from './assets/captions.ts';
 import { chunkJob, stitchJob } from './assets/chunked/parts.ts';
 import { startAssetWorkers, transcodeJob } from './assets/jobs.ts';
 import { vodAssetRoutes } from './assets/routes.ts';
@@ -18,10 +19,11 @@ export const vodModule: PlatformModule = {
     registerVodDelivery(app, ctx);
     await app.register(fileRoutes, { ctx });
   },
-  jobs: [expireUploadJob, importFileJob, transcodeJob, chunkJob, stitchJob],
+  jobs: [expireUploadJob, importFileJob, transcodeJob, chunkJob, stitchJob, captionsJob],
   workers: [
     { roles: ['worker'], start: startFileWorkers },
     { roles: ['worker'], start: startAssetWorkers },
+    { roles: ['worker'], start: startCaptionsWorkers },
   ],
   playables: [vodPlayables],
   eventTypes: VOD_EVENT_TYPES,

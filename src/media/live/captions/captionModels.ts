@@ -62,3 +62,26 @@ export function installedCaptionModels(root: string): CaptionModel[] {
 /** The installed model of `code` (matched without regard to case), if any. */
 export const captionModel = (root: string, code: string): CaptionModel | undefined =>
   installedCaptionModels(root).find((m) => m.code.toLowerCase() === code.toLowerCase());
+
+/** ISO 639-2 codes of the languages pocketsphinx has models for (`code3Lettered`). */
+const THREE_LETTERS: Record<string, string> = {
+  en: 'eng',
+  fr: 'fra',
+  de: 'deu',
+  es: 'spa',
+  it: 'ita',
+  pt: 'por',
+  ru: 'rus',
+  nl: 'nld',
+  zh: 'zho',
+  hi: 'hin',
+  el: 'ell',
+  kk: 'kaz',
+};
+
+/** Captions made from speech, as the API shows them (a channel's `aiLiveCaptioning`, an asset's `aiCaptioning`). */
+export function captioningOf(code: string | null) {
+  if (!code) return { isEnabled: false, language: null };
+  const lang = code.split('-')[0]!;
+  return { isEnabled: true, language: { name: displayName(code), code, code3Lettered: THREE_LETTERS[lang.toLowerCase()] ?? lang.toLowerCase() } };
+}

@@ -45,9 +45,15 @@ export class RecognizerError extends Error {
  * Recognizes one window of speech (a file of 16 kHz mono s16le: Node's child stdin is a socket, which the recognizer
  * cannot open as `/dev/stdin`) in a process of its own: the model is loaded per window (about 0.4 s of CPU), which is
  * what makes each window's end certain (the process exits), unlike a long-running recognizer, whose silence says
- * nothing. A crash or a hang fails the window only.
+ * nothing. A crash or a hang fails the window only. A VOD asset's whole audio is one file (`timeoutMs` and `niceness`
+ * then suit batch work).
  */
-export function recognize(model: CaptionModel, pcmFile: string, signal?: AbortSignal): Promise<Word[]> {
+export function recognize(
+  model: CaptionModel,
+  pcmFile: string,
+  signal?: AbortSignal,
+  { timeoutMs = RECOGNIZE_TIMEOUT_MS, niceness = RECOGNIZER_NICENESS }: { timeoutMs?: number; niceness?: number } = {},
+): Promise<Word[]> {
   return new Promise((resolve, reject) => {
     // The file's name must not end in .wav: the recognizer would skip a header it does not have.
     const args = ['-infile', pcmFile, '-time', 'yes', '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict, '-logfn', '/dev/null'];
@@ -55,14 +61,14 @@ export function recognize(model: CaptionModel, pcmFile: string, signal?: AbortSi
     // Below the live encoders: on a busy machine the captions wait, never the video.
     if (child.pid !== undefined) {
       try {
-        setPriority(child.pid, RECOGNIZER_NICENESS);
+        setPriority(child.pid, niceness);
       } catch {
         // Not allowed here (a container without the capability): it runs at the normal priority.
       }
     }
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), RECOGNIZE_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const onAbort = () => child.kill('SIGKILL');
     signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -105,6 +105,11 @@ export function webvttSegment(segment: SubtitleSegment, cues: Cue[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A whole WebVTT file of cues (a VOD asset's captions made from its speech): cue times are the media's. */
+export function webvttFile(cues: Cue[]): string {
+  return `${['WEBVTT', '', ...cues.flatMap((c) => [`${vttTime(c.start)} --> ${vttTime(c.end)}`, escapeText(c.text), ''])].join('\n')}\n`;
+}
+
 /** The live subtitle playlist: the last `windowSegments` WebVTT segments, with the media playlists' discontinuities. */
 export function subtitlePlaylist(segments: SubtitleSegment[], windowSegments: number, segmentSeconds: number, availabilityStart: number): string {
   const listed = segments.slice(-windowSegments);

@@ -10,6 +10,7 @@ import type { PlacedOverlay } from '../../../media/overlays.ts';
 import { DownloadRefusedError, downloadToFile } from '../../../platform/download.ts';
 import { recordEvent } from '../../../platform/events.ts';
 import { tenantPrefix } from '../../../storage/keys.ts';
+import { attachGeneratedCaptions } from './captions.ts';
 import { outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
 import { uploadOutput, type OutputIds } from './upload.ts';
 import { vodAssets, vodOutputChunks, vodOutputs, type OverlayRow } from './tables.ts';
@@ -176,4 +177,6 @@ export async function completeOutput(
   });
   // Deleted (or taken over) while we worked: what we uploaded belongs to nobody.
   if (!finished) await ctx.store.deletePrefix(prefix);
+  // Captions made from the asset's speech before this output finished join it now (after, their job adds them).
+  else await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId);
 }

@@ -1,3 +1,4 @@
+import { captioningOf } from '../../../media/live/index.ts';
 import { keyModeOf } from '../../drm/index.ts';
 import type { vodAssets, vodOutputs } from './tables.ts';
 
@@ -43,6 +44,7 @@ export function presentAsset(a: AssetRow, outputs: OutputRow[], transcodedJobId:
     distribution: { accessPolicyId: a.accessPolicyId, accessPolicyName: null },
     sourceFileExtension: a.sourceFileExtension,
     drmKeyMode: keyModeOf(a.drmKeyMode),
+    aiCaptioning: { ...captioningOf(a.aiCaptioningLanguageCode), status: a.aiCaptioningStatus, errorMessage: a.aiCaptioningError },
   };
 }
 

@@ -66,6 +66,13 @@ export const VodAssetCreate = Type.Object({
         'The keys of the DRM outputs (HlsDrm, DashDrm presets) of the asset, also those added later: `SingleKey` (the default): one key for every track; `AudioVideoKeys`: one for the video tracks, another for the audio tracks',
     }),
   ),
+  aiCaptioningLanguageCode: Type.Optional(
+    Type.String({
+      maxLength: 16,
+      description:
+        "Captions made from the speech of the asset's first audio track, in this language (one of `GET /live/v1/channels/ai-live-caption-languages`), added as a subtitle track to its HLS and DASH outputs once made",
+    }),
+  ),
 });
 
 const EndpointInfo = Type.Object({
@@ -118,6 +125,12 @@ export const VodAsset = Type.Object({
   distribution: Type.Object({ accessPolicyId: Type.Union([Type.String(), Type.Null()]), accessPolicyName: Type.Union([Type.String(), Type.Null()]) }),
   sourceFileExtension: Type.Union([Type.String(), Type.Null()]),
   drmKeyMode: Type.String({ description: 'the key mode of its DRM outputs: `SingleKey` or `AudioVideoKeys`' }),
+  aiCaptioning: Type.Object({
+    isEnabled: Type.Boolean(),
+    language: Type.Union([Type.Object({ name: Type.String(), code: Type.String(), code3Lettered: Type.String() }), Type.Null()]),
+    status: Type.Union([Type.String({ description: '`Pending`, `Processing`, `Available` or `Error`' }), Type.Null()]),
+    errorMessage: Type.Union([Type.String(), Type.Null()]),
+  }),
 });
 
 const VodAssetSummary = Type.Object({
@@ -156,7 +169,7 @@ export const VodAssetPatch = Type.Object(
     accessPolicyId: Type.Optional(Type.Union([Uuid, Type.Null()])),
   },
   // Outputs are added and removed through their own operations; the sources and key mode are the asset's identity.
-  fixedAfterCreation('transcodedSources', 'preset', 'overlays', 'drmKeyMode'),
+  fixedAfterCreation('transcodedSources', 'preset', 'overlays', 'drmKeyMode', 'aiCaptioningLanguageCode'),
 );
 
 export const OutputCreate = Type.Object({

@@ -9,9 +9,12 @@ import { multiDelete } from '../../../platform/multiDelete.ts';
 import { envelope, orderBy, pageWindow, type PageRequest } from '../../../platform/paging.ts';
 import { recordEvent } from '../../../platform/events.ts';
 import { DRM_KEY_MODES } from '../../drm/index.ts';
-import { presetById } from '../../transcoder/index.ts';
+import { presetById, type Preset } from '../../transcoder/index.ts';
+import { captionModel, installedCaptionModels } from '../../../media/live/index.ts';
+import { packagingOf } from '../../../media/packaging.ts';
 import { overlayProblems } from '../../../media/overlays.ts';
 import { assetPrefix, assetWorkPrefix, outputPrefix, outputWorkPrefix } from '../storageKeys.ts';
+import { captionsJob } from './captions.ts';
 import { enqueueTranscode, QUEUED } from './jobs.ts';
 import { presentAsset, presentSummary } from './present.ts';
 import { linkAssetToFiles, loadSourceFiles, mediaSource, unlinkAssetFromFiles } from './sourceFiles.ts';
@@ -69,6 +72,7 @@ export async function createAsset(ctx: PlatformContext, tenantId: string, body: 
       fileTypesFlag: src.fileTypesFlag ?? file.fileTypes ?? undefined,
     };
   });
+  const captionLanguage = checkCaptioning(ctx, body.aiCaptioningLanguageCode, preset, sources[0]!);
   const main = files.get(fileIds[0])!;
   // The preset decides which sources it accepts; an asset asked for anyway is recorded as failed, with the reason.
   const refused = !preset.allowedExtensionsFile.includes(main.extension)
@@ -94,6 +98,8 @@ export async function createAsset(ctx: PlatformContext, tenantId: string, body: 
       accessPolicyId: body.distributionInfo?.accessPolicyId ?? null,
       drmKeyMode: body.drmKeyMode ?? null,
       sourceFileExtension: main.extension || null,
+      aiCaptioningLanguageCode: captionLanguage ?? null,
+      aiCaptioningStatus: captionLanguage && !refused ? 'Pending' : null,
     });
     await linkAssetToFiles(tx, tenantId, id, fileIds);
     await recordEvent(tx, tenantId, 'vod.asset.created', { id, preset: preset.id, status: refused ? 'Error' : 'Pending' });
@@ -102,8 +108,28 @@ export async function createAsset(ctx: PlatformContext, tenantId: string, body: 
       return { id };
     }
     await addOutputRow(ctx, tx, tenantId, id, { id: newId(), preset: preset.id, overlays, expirationDate: null });
+    if (captionLanguage) await ctx.jobs.send(captionsJob, { tenantId, assetId: id }, { tx });
     return { id };
   });
+}
+
+/**
+ * Captions from speech are asked for in a language whose speech model is installed, of an asset with an audio track
+ * to hear and an HLS or DASH output to carry them: anything else is refused now rather than never captioned. Answers
+ * the code as the model spells it (`en-US`).
+ */
+function checkCaptioning(ctx: PlatformContext, code: string | undefined, preset: Preset, source: VodSourceRow): string | undefined {
+  if (code === undefined) return undefined;
+  const field = 'aiCaptioningLanguageCode';
+  const model = captionModel(ctx.config.live.captionModelsDir, code);
+  if (!model) {
+    const installed = installedCaptionModels(ctx.config.live.captionModelsDir).map((m) => m.code);
+    throw validationError(field, `no speech model for ${code} is installed; ${installed.length ? `installed: ${installed.join(', ')}` : 'none is installed'}`);
+  }
+  if (!source.transcodingTracks.some((t) => t.type === 'Audio'))
+    throw validationError(field, 'captions are made from the speech of an audio track: list one in transcodedSources[0].transcodingTracks');
+  if (!packagingOf(preset).streaming) throw validationError(field, `preset ${preset.id} makes no HLS or DASH output to add captions to`);
+  return model.code;
 }
 
 async function addOutputRow(

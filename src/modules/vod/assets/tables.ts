@@ -62,6 +62,11 @@ export const vodAssets = pgTable(
     /** The keys of the asset's protected outputs (docs/decisions/drm.md, "Key modes"); null: never asked for, SingleKey. */
     drmKeyMode: text('drm_key_mode'),
     sourceFileExtension: text('source_file_extension'),
+    /** Captions made from the asset's speech (`aiCaptioningLanguageCode`, captions.ts): the language, then how far. */
+    aiCaptioningLanguageCode: text('ai_captioning_language_code'),
+    /** `Pending`, `Processing`, `Available`, `Error` (with the reason in `aiCaptioningError`). */
+    aiCaptioningStatus: text('ai_captioning_status'),
+    aiCaptioningError: text('ai_captioning_error'),
     createDate: createdAt(),
     lastModificationDate: modifiedAt(),
   },
