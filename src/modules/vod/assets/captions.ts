@@ -39,13 +39,10 @@ const playlistName = (code: string) => `subs/generated_${code}.m3u8`;
 class CaptionsError extends Error {}
 
 export async function runCaptions(ctx: PlatformContext, j: CaptionsJob, stopping: AbortSignal): Promise<void> {
-  const [asset] = await ctx.db
-    .select()
-    .from(vodAssets)
-    .where(and(eq(vodAssets.id, j.assetId), eq(vodAssets.tenantId, j.tenantId)));
+  const own = and(eq(vodAssets.id, j.assetId), eq(vodAssets.tenantId, j.tenantId));
+  const [asset] = await ctx.db.select().from(vodAssets).where(own);
   const code = asset?.aiCaptioningLanguageCode;
   if (!asset || !code || asset.aiCaptioningStatus === 'Available' || asset.aiCaptioningStatus === 'Error') return;
-  const own = and(eq(vodAssets.id, j.assetId), eq(vodAssets.tenantId, j.tenantId));
   await ctx.db.update(vodAssets).set({ aiCaptioningStatus: 'Processing' }).where(own);
   const workDir = join(ctx.config.dataDir, 'work', j.assetId, 'captions');
   try {
