@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
+import { mpdTimelines } from '../src/media/mpdTimeline.ts';
 import { createTenant } from '../src/modules/admin/service.ts';
 import { openPlatform } from '../src/server.ts';
 import { tenantClient } from '../test/helpers/client.ts';
@@ -32,6 +33,19 @@ async function startable(masterUrl: string): Promise<boolean> {
   return res.ok;
 }
 
+/** The same for an MPD: it, and the first representation's initialisation and first media segments, answer 200. */
+async function startableMpd(mpdUrl: string): Promise<boolean> {
+  const mpd = await fetch(mpdUrl);
+  const first = mpd.ok ? mpdTimelines(await mpd.text())[0] : undefined;
+  if (!first?.init || first.segments.length === 0) return false;
+  for (const file of [first.init, first.segments[0].file]) {
+    const res = await fetch(new URL(file, mpdUrl));
+    await res.arrayBuffer();
+    if (!res.ok) return false;
+  }
+  return true;
+}
+
 export interface ApiTiming {
   /** From the first byte uploaded to `Available`. */
   wallMs: number;
@@ -41,11 +55,14 @@ export interface ApiTiming {
 
 /**
  * The same source through the platform as a customer uses it: upload in parts through presigned URLs, create an asset
- * with `hls-h264-ladder` (one listed audio track), wait for `Available`, and meanwhile poll (every 100 ms) for the
- * moment its HLS endpoint is playable (`untilPlayable`: only until then). Runs the whole platform in this process on a fresh embedded data directory (or on
- * BENCH_DATABASE_URL).
+ * with `preset` (`hls-h264-ladder`; one listed audio track), wait for `Available`, and meanwhile poll (every 100 ms)
+ * for the moment its `format` endpoint is playable (`untilPlayable`: only until then). Runs the whole platform in this
+ * process on a fresh embedded data directory (or on BENCH_DATABASE_URL).
  */
-export async function throughApi(source: string, { untilPlayable = false } = {}): Promise<ApiTiming> {
+export async function throughApi(
+  source: string,
+  { untilPlayable = false, preset = 'hls-h264-ladder', format = 'HLS' }: { untilPlayable?: boolean; preset?: string; format?: 'HLS' | 'DASH' } = {},
+): Promise<ApiTiming> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-api-'));
   const config = loadConfig({
     ...process.env,
@@ -65,14 +82,15 @@ export async function throughApi(source: string, { untilPlayable = false } = {})
     const posted = performance.now();
     const { body } = await t.json('POST', '/vod/v1/assets', {
       transcodedSources: [{ fileId, transcodingTracks: [{ trackSelector: { trackId: '1' }, type: 'Audio' }] }],
-      preset: 'hls-h264-ladder',
+      preset,
     });
     let firstPlayableMs = Number.NaN;
     const asset = await until(
       async () => {
         const r = await t.json('GET', `/vod/v1/assets/${body.id}`);
-        const hls = r.body?.endpoints?.find((e: { format: string }) => e.format === 'HLS');
-        if (Number.isNaN(firstPlayableMs) && hls && (await startable(hls.url))) firstPlayableMs = performance.now() - posted;
+        const endpoint = r.body?.endpoints?.find((e: { format: string }) => e.format === format);
+        const ready = endpoint && (await (format === 'HLS' ? startable(endpoint.url) : startableMpd(endpoint.url)));
+        if (Number.isNaN(firstPlayableMs) && ready) firstPlayableMs = performance.now() - posted;
         return r;
       },
       (r) => ['Available', 'Error'].includes(r.body?.status) || (untilPlayable && !Number.isNaN(firstPlayableMs)),

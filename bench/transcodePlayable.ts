@@ -7,7 +7,8 @@ import { throughApi } from './transcode-api.ts';
 
 /**
  * Time to first playable through the API (issue 24: the master, a media playlist and its first segment fetchable, from
- * `POST /vod/v1/assets`) for a 1-minute and a long 1080p source (`BENCH_LONG_MINUTES`, 20 by default: above the
+ * `POST /vod/v1/assets`; for DASH the MPD, an init and a first segment) for a 1-minute and a long 1080p source, HLS
+ * and DASH (`BENCH_LONG_MINUTES`, 20 by default: above the
  * chunked path's threshold, so its chunks publish it), against the fast start's own two ffmpeg commands run by hand on
  * the 1-minute source in the same run (the bound: ffmpeg's time to its first segment). The long source is the short one
  * repeated (stream copy). `BENCH_PAIRS` (2) runs of each, in ABBA order.
@@ -31,10 +32,15 @@ export async function run(): Promise<void> {
     const hand: number[] = [];
     const oneMinute: number[] = [];
     const longApi: number[] = [];
+    const oneMinuteDash: number[] = [];
+    const longDash: number[] = [];
+    const dash = { untilPlayable: true, preset: 'dash-h264-ladder', format: 'DASH' } as const;
     const steps = [
       async () => hand.push((await fastStartByHand(short, join(dir, 'hand'))).firstPlayableMs),
       async () => oneMinute.push((await throughApi(short, { untilPlayable: true })).firstPlayableMs),
       async () => longApi.push((await throughApi(long, { untilPlayable: true })).firstPlayableMs),
+      async () => oneMinuteDash.push((await throughApi(short, dash)).firstPlayableMs),
+      async () => longDash.push((await throughApi(long, dash)).firstPlayableMs),
     ];
     for (let i = 0; i < pairs; i++) for (const step of i % 2 === 0 ? steps : [...steps].reverse()) await step();
 
@@ -46,6 +52,8 @@ export async function run(): Promise<void> {
     console.log(row('fast start by hand, 1 min (the bound: ffmpeg to its first segments)', hand));
     console.log(row('API, 1 min source (one pass, fast start)', oneMinute));
     console.log(row(`API, ${minutes} min source (chunked: the first chunk publishes)`, longApi));
+    console.log(row('API, 1 min source, DASH (one pass, fast start)', oneMinuteDash));
+    console.log(row(`API, ${minutes} min source, DASH (chunked: the first chunk publishes)`, longDash));
     console.log(
       `\nmachine: ${cpus().length} cores, load average ${loadavg()
         .map((l) => l.toFixed(1))

@@ -140,16 +140,44 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
   ];
 }
 
-function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean, fast: boolean): string[] {
-  const n = l.renditions.length;
+/**
+ * One process of the chunked path's DASH or CMAF (docs/decisions/vod-chunked.md): a chunk's video rungs (`video`), or
+ * the whole source's audio tracks and captions beside the first chunk (`audio`). Each writes its own MPD and files
+ * under names no other process of the output uses; the segments are stored under names of the output's own (their
+ * times, `chunkDash.ts`). A chunk's fragments keep the source's decode times (`frag_discont`, with the input's
+ * `-copyts`), so that every chunk's segments play after the first chunk's initialisation segment.
+ */
+export type DashChunk = { part: 'video'; index: number } | { part: 'audio' };
+
+/** The MPD and file names of one process of the chunked path's DASH (`DashChunk`). */
+export function dashChunkNames(chunk: DashChunk): { manifest: string; init: string; media: string } {
+  if (chunk.part === 'audio') return { manifest: 'audio.mpd', init: 'init-a$RepresentationID$.m4s', media: 'a-$RepresentationID$-$Number%05d$.m4s' };
+  const c = `c${String(chunk.index).padStart(4, '0')}`;
+  return { manifest: `${c}.mpd`, init: `${c}-init-v$RepresentationID$.m4s`, media: `${c}-v$RepresentationID$-$Number%05d$.m4s` };
+}
+
+function dashArgs(
+  l: EncodeLayout,
+  dir: string,
+  { alsoHls = false, fast = false, chunk }: { alsoHls?: boolean; fast?: boolean; chunk?: DashChunk } = {},
+): string[] {
+  const renditions = chunk?.part === 'audio' ? [] : l.renditions;
+  const audio = chunk?.part === 'video' ? [] : l.audio;
+  const videoMaps = renditions.length > 0 ? l.videoMaps : [];
+  const n = renditions.length;
   // One adaptation set for the video rungs, one per audio track: each language is its own choice, not a rung. A fast
   // start gives the video's set one-second segments, which can end only on its keyframes: every second in the first
   // segment's time, then on the preset's boundaries. The muxer cuts the audio where the video's segments end meanwhile.
   const video = fast ? `id=0,seg_duration=${FAST_START_SEGMENT_S},streams=v` : 'id=0,streams=v';
-  const sets = [...(n > 0 ? [video] : []), ...l.audio.map((_, k) => `id=${k + 1},streams=${n + k}`)].join(' ');
+  // The muxer numbers its sets from 0 (the chunked path's audio muxer too: its sets are numbered again in `chunkMpd.ts`).
+  const first = n > 0 ? 1 : 0;
+  const sets = [...(n > 0 ? [video] : []), ...audio.map((_, k) => `id=${first + k},streams=${n + k}`)].join(' ');
+  const names = chunk
+    ? dashChunkNames(chunk)
+    : { manifest: 'manifest.mpd', init: 'init-$RepresentationID$.m4s', media: 'chunk-$RepresentationID$-$Number%05d$.m4s' };
   return [
-    ...maps([...l.videoMaps, ...l.audio.map((a) => a.map)]),
-    ...codecArgs(l, l.renditions, l.audio, fast ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
+    ...maps([...videoMaps, ...audio.map((a) => a.map)]),
+    ...codecArgs(l, renditions, audio, fast ? { fastStartS: FAST_START_SEGMENT_S } : undefined),
     '-f',
     'dash',
     '-seg_duration',
@@ -159,13 +187,14 @@ function dashArgs(l: EncodeLayout, dir: string, alsoHls: boolean, fast: boolean)
     '-use_timeline',
     '1',
     '-init_seg_name',
-    'init-$RepresentationID$.m4s',
+    names.init,
     '-media_seg_name',
-    'chunk-$RepresentationID$-$Number%05d$.m4s',
+    names.media,
     '-adaptation_sets',
     sets,
+    ...(chunk?.part === 'video' ? ['-format_options', 'movflags=+frag_discont'] : []),
     ...(alsoHls ? ['-hls_playlist', '1', '-hls_master_name', 'master.m3u8'] : []),
-    join(dir, 'manifest.mpd'),
+    join(dir, names.manifest),
   ];
 }
 
@@ -214,7 +243,7 @@ export async function outputArgs(l: EncodeLayout, { fast = false }: { fast?: boo
     return mp4Args(l, dir);
   }
   const dir = await streamingDir(l, streaming);
-  const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, streaming === 'cmaf', fast);
+  const muxer = streaming === 'hls' ? hlsArgs(l, dir) : dashArgs(l, dir, { alsoHls: streaming === 'cmaf', fast });
   return [...muxer, ...captionArgs(l, dir)];
 }
 
@@ -235,6 +264,17 @@ export async function fastStartArgs(l: EncodeLayout): Promise<{ video: string[];
  */
 export async function chunkHlsArgs(l: EncodeLayout, chunk: HlsChunk): Promise<string[]> {
   return hlsArgs(l, await streamingDir(l, 'hls'), 'video', chunk);
+}
+
+/**
+ * The chunked path's DASH and CMAF: one chunk's video rungs (the first chunk starts fast), or, beside the first chunk,
+ * the whole source's audio tracks and its captions (`DashChunk`).
+ */
+export async function chunkDashArgs(l: EncodeLayout, chunk: DashChunk): Promise<string[]> {
+  const streaming = packagingOf(l.preset).streaming === 'cmaf' ? 'cmaf' : 'dash';
+  const dir = await streamingDir(l, streaming);
+  if (chunk.part === 'audio') return [...(l.audio.length > 0 ? dashArgs(l, dir, { chunk }) : []), ...captionArgs(l, dir)];
+  return dashArgs(l, dir, { chunk, fast: chunk.index === 0 && startsFast(l) });
 }
 
 async function streamingDir(l: EncodeLayout, streaming: Exclude<Packaging, 'mp4'>): Promise<string> {

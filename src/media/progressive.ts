@@ -2,6 +2,7 @@ import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { mediaPlaylists } from './finish.ts';
+import { mpdTimelines } from './mpdTimeline.ts';
 import { packagingOf, type EncodeLayout } from './packaging.ts';
 
 /** Where a growing output goes: the caller's store, keyed by paths inside the output directory (`hls/360p/seg_00000.ts`). */
@@ -61,30 +62,8 @@ export function asEventPlaylist(text: string, segmentSeconds: number): string {
   return lines.join('\n');
 }
 
-/**
- * The segment files a dynamic MPD from ffmpeg's DASH muxer names: per Representation its init segment and one media
- * segment per SegmentTimeline entry (`r` repeats), from `startNumber`, through `$RepresentationID$` and `$Number%05d$`.
- */
-export function mpdFiles(xml: string): string[] {
-  const files: string[] = [];
-  for (const rep of xml.matchAll(/<Representation\b[^>]*\bid="([^"]+)"[^>]*>([\s\S]*?)<\/Representation>/g)) {
-    const [, id, body] = rep;
-    const template = /<SegmentTemplate\b([^>]*)>/.exec(body)?.[1];
-    if (!template) continue;
-    const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(template)?.[1];
-    const fill = (t: string, n?: number) =>
-      t.replace(/\$RepresentationID\$/g, id).replace(/\$Number(?:%0(\d+)d)?\$/g, (_, w?: string) => String(n ?? 0).padStart(Number(w ?? 0), '0'));
-    const init = attr('initialization');
-    if (init) files.push(fill(init));
-    const media = attr('media');
-    if (!media) continue;
-    let count = 0;
-    for (const s of body.matchAll(/<S\b([^>]*)\/?>/g)) count += 1 + Number(/\br="(\d+)"/.exec(s[1])?.[1] ?? 0);
-    const start = Number(attr('startNumber') ?? 1);
-    for (let k = 0; k < count; k++) files.push(fill(media, start + k));
-  }
-  return files;
-}
+/** The files a dynamic MPD from ffmpeg's DASH muxer names: each Representation's init segment and media segments. */
+export const mpdFiles = (xml: string): string[] => mpdTimelines(xml).flatMap((r) => [...(r.init ? [r.init] : []), ...r.segments.map((s) => s.file)]);
 
 /**
  * Publishes an output while ffmpeg writes it: watches the streaming directory and, after each new segment, stores the
@@ -98,7 +77,6 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
   const stored = new Set<string>();
   const published = new Map<string, string>();
   let announced = false;
-  let stopped = false;
   if (!streaming) return { stored, stop: async () => {} };
 
   const dir = join(layout.outDir, streaming);
@@ -169,10 +147,26 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
     }
   };
 
-  // One pass at a time; a change seen during a pass asks for one more after it.
+  // The rung folders are made now rather than by ffmpeg, so that they are watched before its first segment: a folder
+  // that appears later is watched only from the next tick, which held the first segment back up to a second.
+  for (const d of new Set(media.map((m) => dirname(m)))) mkdirSync(d, { recursive: true });
+  const passes = runPasses([dir, ...media.map((m) => dirname(m))], pass, sink.failed);
+  return {
+    stored,
+    stop: () => passes.stop(),
+  };
+}
+
+/**
+ * Runs `pass` after every change in `folders` (watched as they appear) and once a second besides (a missed inotify
+ * event, a slow disk), never two at once: a change seen during a pass asks for one more after it. A pass that throws
+ * is reported and the next one tries again.
+ */
+export function runPasses(folders: string[], pass: () => Promise<void>, failed: (e: Error) => void): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   let again = false;
   let busy = false;
+  let stopped = false;
   const kick = () => {
     if (stopped) return;
     if (busy) return void (again = true);
@@ -180,15 +174,14 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
     running = (async () => {
       do {
         again = false;
-        await pass().catch((e: Error) => sink.failed(e));
+        await pass().catch((e: Error) => failed(e));
       } while (again && !stopped);
       busy = false;
     })();
   };
   const watchers = new Map<string, FSWatcher>();
-  /** Watches the streaming folder and the rung folders the HLS muxer makes in it, as they appear. */
   const watchFolders = () => {
-    for (const d of new Set([dir, ...media.map((m) => dirname(m))])) {
+    for (const d of new Set(folders)) {
       if (watchers.has(d)) continue;
       try {
         const w = watch(d, () => kick());
@@ -199,17 +192,12 @@ export function publishWhileEncoding(layout: EncodeLayout, sink: PublishSink): P
       }
     }
   };
-  // The rung folders are made now rather than by ffmpeg, so that they are watched before its first segment: a folder
-  // that appears later is watched only from the next tick, which held the first segment back up to a second.
-  for (const d of new Set(media.map((m) => dirname(m)))) mkdirSync(d, { recursive: true });
   watchFolders();
   const timer = setInterval(() => {
     watchFolders();
     kick();
   }, FALLBACK_MS);
-
   return {
-    stored,
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -122,10 +122,13 @@ async function writeFastStartMaster(layout: EncodeLayout): Promise<void> {
   await writeFile(join(layout.outDir, 'hls', 'master.m3u8'), fastStartMaster(layout));
 }
 
-/** The master playlist of an HLS output that starts fast (`hls/master.m3u8`), with the ladder's settings as bandwidths. */
-export function fastStartMaster(layout: EncodeLayout): string {
-  const dir = join(layout.outDir, 'hls');
-  const { video, audio } = mediaPlaylists(layout, dir, false);
+/**
+ * The master playlist of an HLS output that starts fast (`hls/master.m3u8`), or of a CMAF one whose chunks write it
+ * (`cmaf/master.m3u8`), with the ladder's settings as bandwidths.
+ */
+export function fastStartMaster(layout: EncodeLayout, streaming: 'hls' | 'cmaf' = 'hls'): string {
+  const dir = join(layout.outDir, streaming);
+  const { video, audio } = mediaPlaylists(layout, dir, streaming === 'cmaf');
   return growingMasterText(dir, {
     variants: layout.renditions.map((r, i) => ({
       playlist: video[i],

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { chunkedMpd, dashSkeleton } from '../../src/media/chunkMpd.ts';
 import { composeChunkedPlaylists, mergeSegments } from '../../src/media/chunkPlaylists.ts';
 import { splitSource } from '../../src/media/chunks.ts';
 import { videoEncoderArgs } from '../../src/media/ladder.ts';
+import { mpdTimelines } from '../../src/media/mpdTimeline.ts';
 import { ProgressParser } from '../../src/media/progress.ts';
 import { testPreset } from '../helpers/media.ts';
 
@@ -100,5 +102,57 @@ describe('the playlists of chunks that write HLS', () => {
     const recorded = { 'hls/360p/index.m3u8': [seg('a', 4), seg('b', 4)] };
     expect(mergeSegments(recorded, { 'hls/360p/index.m3u8': [seg('a', 4)] })).toEqual(recorded);
     expect(mergeSegments(recorded, { 'hls/360p/index.m3u8': [seg('a', 4), seg('b', 4), seg('c', 4)] })['hls/360p/index.m3u8']).toHaveLength(3);
+  });
+});
+
+describe('the MPD of chunks that write DASH or CMAF', () => {
+  // Two muxers' MPDs as ffmpeg writes them: the first chunk's video and, beside it, the whole source's audio.
+  const mpd = (sets: string) => `<?xml version="1.0"?>\n<MPD type="dynamic">\n<Period id="0" start="PT0.0S">\n${sets}\n</Period>\n</MPD>\n`;
+  const rep = (id: number, timescale: number, timeline: string, attrs = '') =>
+    `<Representation id="${id}" mimeType="video/mp4" ${attrs}><SegmentTemplate timescale="${timescale}" initialization="c0000-init-v$RepresentationID$.m4s" media="c0000-v$RepresentationID$-$Number%05d$.m4s" startNumber="1"><SegmentTimeline>${timeline}</SegmentTimeline></SegmentTemplate></Representation>`;
+  const video = mpd(
+    `<AdaptationSet id="0" contentType="video">${rep(0, 12800, '<S t="0" d="12800" r="3" />')}${rep(1, 12800, '<S t="0" d="12800" r="3" />')}</AdaptationSet>`,
+  );
+  const audio = mpd(`<AdaptationSet id="0" contentType="audio" lang="eng">${rep(0, 48000, '<S t="0" d="192512" />')}</AdaptationSet>`);
+
+  it('reads the timelines ffmpeg lists, with the files a $Number$ or a $Time$ template names', () => {
+    const [first] = mpdTimelines(video);
+    expect(first.init).toBe('c0000-init-v0.m4s');
+    expect(first.segments.map((s) => [s.file, s.t, s.d])).toEqual([0, 1, 2, 3].map((k) => [`c0000-v0-0000${k + 1}.m4s`, k * 12800, 12800]));
+    const timed = mpdTimelines(
+      '<Representation id="3"><SegmentTemplate media="chunk-$RepresentationID$-$Time$.m4s"><S t="100" d="50" r="1" /></SegmentTemplate></Representation>',
+    );
+    expect(timed[0].segments.map((s) => s.file)).toEqual(['chunk-3-100.m4s', 'chunk-3-150.m4s']);
+  });
+
+  it('keeps the sets of both muxers, the audio numbered after the video, each timeline a marker under one $Time$ template', () => {
+    const skeleton = dashSkeleton(video, audio);
+    expect(skeleton.video).toEqual(['0', '1']);
+    expect(skeleton.audio).toEqual(['2']);
+    expect(skeleton.sets).toContain('<AdaptationSet id="1" contentType="audio" lang="eng">');
+    expect(skeleton.sets).toContain('<!--timeline:2-->');
+    expect(skeleton.sets).toContain(
+      '<SegmentTemplate timescale="48000" initialization="init-$RepresentationID$.m4s" media="chunk-$RepresentationID$-$Time$.m4s">',
+    );
+    expect(skeleton.sets).not.toContain('c0000');
+  });
+
+  it('lists each segment by its time, a start after a jump and equal durations as repeats; dynamic while growing, static at the end', () => {
+    const skeleton = dashSkeleton(video, undefined);
+    const s = (t: number, d: number, id = 0) => ({ uri: `chunk-${id}-${t}.m4s`, durationS: d / 12800, t, d });
+    const lists = new Map([
+      ['dash/media_0.m3u8', [s(0, 12800), s(12800, 12800), s(25600, 25600), s(51712, 51200), s(102912, 51200)]],
+      ['dash/media_1.m3u8', [s(0, 12800, 1)]],
+    ]);
+    const at = new Date('2026-12-01T10:00:00Z');
+    const growing = chunkedMpd(skeleton, 'dash', lists, { final: false, availabilityStart: at, segmentSeconds: 4 });
+    expect(growing).toContain('type="dynamic"');
+    expect(growing).toContain('availabilityStartTime="2026-12-01T10:00:00.000Z"');
+    expect(growing).toContain('<S t="0" d="12800" r="1" />\n<S d="25600" />\n<S t="51712" d="51200" r="1" />');
+    const files = mpdTimelines(growing).flatMap((r) => r.segments.map((x) => x.file));
+    expect(files).toEqual([...lists.get('dash/media_0.m3u8')!, ...lists.get('dash/media_1.m3u8')!].map((x) => x.uri));
+    const final = chunkedMpd(skeleton, 'dash', lists, { final: true, availabilityStart: at, segmentSeconds: 4 });
+    expect(final).toContain('type="static"');
+    expect(final).not.toContain('availabilityStartTime');
   });
 });

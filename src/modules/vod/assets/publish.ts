@@ -12,7 +12,7 @@ import { vodOutputs } from './tables.ts';
  * A dynamic MPD names the delivery's clock (UTCTiming): a player needs the server's time to place a dynamic
  * presentation, and ffmpeg writes none (the `Date` header is not readable across origins by default).
  */
-function withClock(ctx: PlatformContext, path: string, text: string): string {
+export function withClock(ctx: PlatformContext, path: string, text: string): string {
   if (!path.endsWith('.mpd') || !text.includes('type="dynamic"') || text.includes('<UTCTiming')) return text;
   const at = text.lastIndexOf('</MPD>');
   const timing = `\t<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="${ctx.config.publicUrl.origin}${MEDIA_CLOCK_PATH}"/>\n`;

@@ -2,6 +2,7 @@ import { bigint, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, u
 import { createdAt, dateTime, modifiedAt, textArray } from '../../../db/columns.ts';
 import { tenants } from '../../../db/tenants.ts';
 import { leaseColumns } from '../../../db/lease.ts';
+import type { DashSkeleton } from '../../../media/chunkMpd.ts';
 import type { PartPlaylists } from '../../../media/chunkPlaylists.ts';
 import type { Overlay } from '../../../media/overlays.ts';
 import type { DrmKeyMode } from '../../drm/index.ts';
@@ -123,8 +124,10 @@ export const vodOutputChunks = pgTable(
     /** `Pending`, `Processing`, `Available`. */
     status: text('status').notNull().default('Pending'),
     progressPercent: integer('progress_percent').notNull().default(0),
-    /** An HLS chunk's stored segments by media playlist (media/chunkPlaylists.ts), as it writes them. */
+    /** A chunk's stored segments by media playlist (media/chunkPlaylists.ts), as it writes them (HLS, DASH, CMAF). */
     segments: jsonb('segments').$type<PartPlaylists>().notNull().default({}),
+    /** The first chunk of a DASH or CMAF output: its adaptation sets as its muxers described them (media/chunkMpd.ts). */
+    dash: jsonb('dash').$type<DashSkeleton>(),
     ...leaseColumns(),
     attempts: integer('attempts').notNull().default(0),
     createDate: createdAt(),

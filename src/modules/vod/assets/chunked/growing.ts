@@ -2,23 +2,23 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../../context.ts';
 import type { Queryable } from '../../../../db/client.ts';
 import * as lease from '../../../../db/lease.ts';
-import type { ChunkSink } from '../../../../media/chunkHls.ts';
-import { composeChunkedPlaylists, mergeSegments, type PartPlaylists } from '../../../../media/chunkPlaylists.ts';
+import type { DashSkeleton } from '../../../../media/chunkMpd.ts';
+import { composeChunkedOutput, type ChunkManifests, type ChunkSink } from '../../../../media/chunkOutput.ts';
+import { mergeSegments, type PartPlaylists } from '../../../../media/chunkPlaylists.ts';
 import { contentTypeOf } from '../../../../storage/contentTypes.ts';
 import { outputPrefix } from '../../storageKeys.ts';
 import { outputWhere, WORKER_ID, type TranscodeJob } from '../outputs.ts';
-import { announcePlayable } from '../publish.ts';
+import { announcePlayable, withClock } from '../publish.ts';
 import { vodOutputChunks, vodOutputs } from '../tables.ts';
 import type { OutputIds } from '../upload.ts';
 import { CHUNKED, PART_LEASE, partsOf, partWhere, type ChunkJob } from './parts.ts';
 
 /**
- * An output whose chunks write HLS is published as they store their segments (docs/decisions/vod-chunked.md): each
- * chunk records its segments on its row, and the output's media playlists are written from every chunk's, under the
- * output row's lock. Writers take turns, each writing what the rows say after its own: a playlist never shrinks.
+ * An output whose chunks write its segments is published as they store them (docs/decisions/vod-chunked.md): each
+ * chunk records its segments on its row, and the output's media playlists and MPD are written from every chunk's,
+ * under the output row's lock. Writers take turns, each writing what the rows say after its own: a manifest never
+ * shrinks.
  */
-
-const MASTER = 'hls/master.m3u8';
 
 /** Locks the output's row while its parts are out: false once it is finished, failed, deleted or split again. */
 export async function lockChunked(tx: Queryable, j: TranscodeJob): Promise<boolean> {
@@ -26,37 +26,52 @@ export async function lockChunked(tx: Queryable, j: TranscodeJob): Promise<boole
   return o?.status === 'Processing' && o.owner === CHUNKED;
 }
 
-/** Writes the output's playlists from its parts' rows (and, once a player can start, the master and its endpoints). */
-export async function publishChunked(ctx: PlatformContext, tx: Queryable, j: ChunkJob, master: string, ids: OutputIds, sourceMs: number): Promise<void> {
+/** Writes the output's manifests from its parts' rows (and, once a player can start, the master and its endpoints). */
+export async function publishChunked(
+  ctx: PlatformContext,
+  tx: Queryable,
+  j: ChunkJob,
+  manifests: ChunkManifests,
+  ids: OutputIds,
+  sourceMs: number,
+): Promise<void> {
   const parts = await tx
-    .select({ index: vodOutputChunks.index, segments: vodOutputChunks.segments, status: vodOutputChunks.status })
+    .select({
+      index: vodOutputChunks.index,
+      segments: vodOutputChunks.segments,
+      status: vodOutputChunks.status,
+      dash: vodOutputChunks.dash,
+      createDate: vodOutputChunks.createDate,
+    })
     .from(vodOutputChunks)
     .where(partsOf(j))
     .orderBy(asc(vodOutputChunks.index));
   // A chunk after an unfinished one changes nothing a player sees.
   if (parts.some((p) => p.index < j.index && p.status !== 'Available')) return;
-  const composed = composeChunkedPlaylists(
-    master,
-    'hls',
+  const composed = composeChunkedOutput(
+    ids,
+    { master: manifests.master, dash: parts[0]?.dash ?? undefined },
     parts.map((p) => ({ playlists: p.segments, done: p.status === 'Available' })),
-    ids.preset.segmentSeconds,
+    { availabilityStart: parts[0]?.createDate },
   );
+  if (!composed) return;
   const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
-  await Promise.all(Object.entries(composed.playlists).map(([path, text]) => ctx.store.putObject(prefix + path, text, contentTypeOf(path))));
+  await Promise.all(Object.entries(composed.files).map(([path, text]) => ctx.store.putObject(prefix + path, withClock(ctx, path, text), contentTypeOf(path))));
   const [o] = await tx.select({ endpoints: vodOutputs.endpoints }).from(vodOutputs).where(outputWhere(j));
   if (!composed.playable || (o?.endpoints.length ?? 0) > 0) return;
-  await ctx.store.putObject(prefix + MASTER, master, contentTypeOf(MASTER));
-  await announcePlayable(ctx, tx, ids, [{ format: 'HLS', manifest: MASTER }], sourceMs, and(outputWhere(j), eq(vodOutputs.endpoints, sql`'[]'::jsonb`)));
+  const master = composed.manifests.find((m) => m.format === 'HLS')?.manifest;
+  if (master && manifests.master) await ctx.store.putObject(prefix + master, manifests.master, contentTypeOf(master));
+  await announcePlayable(ctx, tx, ids, composed.manifests, sourceMs, and(outputWhere(j), eq(vodOutputs.endpoints, sql`'[]'::jsonb`)));
 }
 
 /** Adds what a part has stored to its row while this worker holds it; false when it does not. */
-async function recordSegments(tx: Queryable, j: ChunkJob, playlists: PartPlaylists): Promise<boolean> {
+async function recordSegments(tx: Queryable, j: ChunkJob, playlists: PartPlaylists, dash: DashSkeleton | undefined): Promise<boolean> {
   const held = and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID));
   const [part] = await tx.select({ segments: vodOutputChunks.segments }).from(vodOutputChunks).where(held);
   if (!part) return false;
   await tx
     .update(vodOutputChunks)
-    .set({ segments: mergeSegments(part.segments, playlists) })
+    .set({ segments: mergeSegments(part.segments, playlists), ...(dash ? { dash } : {}) })
     .where(held);
   return true;
 }
@@ -66,9 +81,9 @@ export function chunkSink(ctx: PlatformContext, j: ChunkJob, ids: OutputIds, sou
   const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
   return {
     putFile: (path, absolutePath) => ctx.store.putFile(prefix + path, absolutePath, contentTypeOf(path)),
-    segments: (playlists, master) =>
+    segments: (playlists, manifests) =>
       ctx.db.transaction(async (tx) => {
-        if ((await lockChunked(tx, j)) && (await recordSegments(tx, j, playlists))) await publishChunked(ctx, tx, j, master, ids, sourceMs);
+        if ((await lockChunked(tx, j)) && (await recordSegments(tx, j, playlists, manifests.dash))) await publishChunked(ctx, tx, j, manifests, ids, sourceMs);
       }),
     failed: (e) => ctx.log.warn({ err: e, assetId: j.assetId, outputId: j.outputId, index: j.index }, 'publishing a chunk failed; the next pass tries again'),
   };

@@ -3,7 +3,10 @@ import { and, inArray, ne, sql } from 'drizzle-orm';
 import type { PlatformContext } from '../../../../context.ts';
 import * as lease from '../../../../db/lease.ts';
 import { workUnderLease, type LeasedWork } from '../../../../db/leasedWork.ts';
-import { encodeHlsChunk, type HlsChunkResult } from '../../../../media/chunkHls.ts';
+import { encodeDashChunk } from '../../../../media/chunkDash.ts';
+import { encodeHlsChunk } from '../../../../media/chunkHls.ts';
+import type { ChunkResult } from '../../../../media/chunkOutput.ts';
+import { packagingOf } from '../../../../media/packaging.ts';
 import { encodeAudioPart, encodeVideoChunk, type SourceChunk } from '../../../../media/chunks.ts';
 import type { TranscodeRequest } from '../../../../media/transcode.ts';
 import { contentTypeOf } from '../../../../storage/contentTypes.ts';
@@ -11,7 +14,7 @@ import { keyModeOf } from '../../../drm/index.ts';
 import { fail, failsPermanently, MAX_ATTEMPTS, outputWhere, PermanentError, placeOverlays, QUEUED, WORKER_ID } from '../outputs.ts';
 import { vodOutputChunks, vodOutputs } from '../tables.ts';
 import { chunkSink, lockChunked, publishChunked } from './growing.ts';
-import { CHUNKED, chunksWriteHls, loadSource, PART_LEASE, partDir, partsOf, partWhere, stitchJob, tracksOf, type ChunkJob } from './parts.ts';
+import { CHUNKED, chunksWriteSegments, loadSource, PART_LEASE, partDir, partsOf, partWhere, stitchJob, tracksOf, type ChunkJob } from './parts.ts';
 import { combineProgress, partProgress } from './progress.ts';
 
 /**
@@ -64,13 +67,14 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
       onProgress: (p) => progress.report(p),
     };
     let files: string[];
-    let hls: HlsChunkResult | undefined;
+    let written: ChunkResult | undefined;
     if (part.kind === 'video') {
       const chunk: SourceChunk = { index: part.index, startS: part.startMs / 1000, ...(part.endMs === null ? {} : { endS: part.endMs / 1000 }) };
       req.overlays = await placeOverlays(ctx, j, output.overlays, held.workDir);
-      const encoded = chunksWriteHls(preset)
-        ? encodeHlsChunk(req, chunk, chunkSink(ctx, j, ids, sourceMs)).then((r) => {
-            hls = r;
+      const encodeWritten = packagingOf(preset).streaming === 'hls' ? encodeHlsChunk : encodeDashChunk;
+      const encoded = chunksWriteSegments(preset)
+        ? encodeWritten(req, chunk, chunkSink(ctx, j, ids, sourceMs)).then((r) => {
+            written = r;
             return r.captions;
           })
         : encodeVideoChunk(req, chunk).then(() => ['video.mp4']);
@@ -89,7 +93,13 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
       if (!(await lockChunked(tx, j))) return false;
       const rows = await tx
         .update(vodOutputChunks)
-        .set({ status: 'Available', progressPercent: 100, leaseOwner: null, leaseUntil: null, ...(hls ? { segments: hls.playlists } : {}) })
+        .set({
+          status: 'Available',
+          progressPercent: 100,
+          leaseOwner: null,
+          leaseUntil: null,
+          ...(written ? { segments: written.playlists, ...(written.manifests.dash ? { dash: written.manifests.dash } : {}) } : {}),
+        })
         .where(and(partWhere(j), lease.heldBy(PART_LEASE, WORKER_ID)))
         .returning({ index: vodOutputChunks.index });
       if (!rows.length) return false;
@@ -98,7 +108,7 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
         .from(vodOutputChunks)
         .where(and(partsOf(j), ne(vodOutputChunks.status, 'Available')));
       await combineProgress(tx, j, sourceMs);
-      if (hls) await publishChunked(ctx, tx, j, hls.master, ids, sourceMs);
+      if (written) await publishChunked(ctx, tx, j, written.manifests, ids, sourceMs);
       ctx.log.info({ assetId: j.assetId, outputId: j.outputId, index: j.index, kind: part.kind, left }, 'part transcoded');
       if (left > 0) return false;
       await ctx.jobs.send(stitchJob, { tenantId: j.tenantId, assetId: j.assetId, outputId: j.outputId }, { tx });

@@ -23,10 +23,10 @@ export const chunkJob = defineJob<ChunkJob>('vod.transcode.chunk', { retryLimit:
 export const stitchJob = defineJob<TranscodeJob>('vod.transcode.stitch', { retryLimit: MAX_ATTEMPTS, retryDelaySeconds: 5, expireInSeconds: 6 * 3600 });
 
 /**
- * Whether the chunks write the output's HLS segments themselves, published as they come (an HLS output, not
+ * Whether the chunks write the output's segments themselves, published as they come (an HLS, DASH or CMAF output, not
  * encrypted: clear segments are never served), rather than video files the stitch packages.
  */
-export const chunksWriteHls = (preset: Preset): boolean => packagingOf(preset).streaming === 'hls' && !preset.protection;
+export const chunksWriteSegments = (preset: Preset): boolean => packagingOf(preset).streaming !== undefined && !preset.protection;
 
 /** The owner of an output whose parts are out with the workers; renewed as they work, taken by the stitch. */
 export const CHUNKED = 'chunked';

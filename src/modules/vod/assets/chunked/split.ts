@@ -5,7 +5,7 @@ import { splitSource } from '../../../../media/chunks.ts';
 import type { Preset } from '../../../transcoder/index.ts';
 import { LEASE, outputWhere, QUEUED, QUEUED_LEASE_MS, WORKER_ID, type TranscodeJob } from '../outputs.ts';
 import { vodOutputChunks, vodOutputs, type VodSourceRow } from '../tables.ts';
-import { CHUNKED, CHUNKED_LEASE_MS, chunkJob, chunksWriteHls, partsOf } from './parts.ts';
+import { CHUNKED, CHUNKED_LEASE_MS, chunkJob, chunksWriteSegments, partsOf } from './parts.ts';
 
 /**
  * Splits a claimed output's source into parts and queues them, in one transaction with the output handed to the parts
@@ -15,7 +15,7 @@ import { CHUNKED, CHUNKED_LEASE_MS, chunkJob, chunksWriteHls, partsOf } from './
  */
 export async function startChunked(ctx: PlatformContext, j: TranscodeJob, source: VodSourceRow, sourceMs: number, preset: Preset): Promise<void> {
   const chunks = splitSource(sourceMs, ctx.config.chunkSeconds, preset.segmentSeconds);
-  const audio = !chunksWriteHls(preset) && source.transcodingTracks.some((t) => t.type === 'Audio' || t.type === 'Caption');
+  const audio = !chunksWriteSegments(preset) && source.transcodingTracks.some((t) => t.type === 'Audio' || t.type === 'Caption');
   const parts = [
     ...chunks.map((c) => ({
       index: c.index,

@@ -11,12 +11,12 @@ import { outputPrefix, outputWorkPrefix } from '../../storageKeys.ts';
 import { completeOutput, heldOutput, LEASE, outputWhere, PermanentError, WORKER_ID, type TranscodeJob } from '../outputs.ts';
 import { outputPublisher } from '../publish.ts';
 import { vodAssets, vodOutputChunks, vodOutputs } from '../tables.ts';
-import { download, finishChunkedOutput } from './finishHls.ts';
-import { CHUNKED, CHUNKED_LEASE_MS, chunksWriteHls, loadSource, partDir, partsOf, stitchJob, tracksOf } from './parts.ts';
+import { download, finishChunkedOutput } from './finish.ts';
+import { CHUNKED, CHUNKED_LEASE_MS, chunksWriteSegments, loadSource, partDir, partsOf, stitchJob, tracksOf } from './parts.ts';
 
 /**
  * Puts the parts together into the output (media/chunks.ts `stitch`; chunks that wrote HLS need only their playlists
- * finished, `finishHls.ts`), then finishes it as the one-pass path does.
+ * finished, `finish.ts`), then finishes it as the one-pass path does.
  */
 export async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping: AbortSignal): Promise<void> {
   const [claimed] = await ctx.db
@@ -38,7 +38,7 @@ export async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping:
     const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
     const req: TranscodeRequest = { input, durationMs: sourceMs, tracks: tracksOf(source), preset, outDir: join(workDir, 'out'), signal };
     const started = performance.now();
-    const result: TranscodeResult & { keyId?: string } = await (chunksWriteHls(preset)
+    const result: TranscodeResult & { keyId?: string } = await (chunksWriteSegments(preset)
       ? finishChunkedOutput(ctx, j, req, parts)
       : stitchParts(ctx, j, req, parts, asset, owned));
     const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, keyId: result.keyId, drmKeyMode: keyModeOf(asset.drmKeyMode) };

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { PlatformContext } from '../../../../context.ts';
-import { finishChunkedHls, segmentPaths } from '../../../../media/chunkHls.ts';
+import { finishChunked, segmentPaths, streamingOf } from '../../../../media/chunkOutput.ts';
 import type { TranscodeRequest, TranscodeResult } from '../../../../media/transcode.ts';
 import { outputPrefix } from '../../storageKeys.ts';
 import { PermanentError, type TranscodeJob } from '../outputs.ts';
@@ -19,8 +19,9 @@ export async function download(ctx: PlatformContext, key: string, path: string):
 }
 
 /**
- * Finishes an output whose chunks wrote its HLS segments (already stored and published): fetches them and the first
- * chunk's captions, then writes the VOD playlists, the measured master playlist, the captions and the MP4 downloads.
+ * Finishes an output whose chunks wrote its segments (already stored and published): fetches them and the first
+ * chunk's captions, then writes the VOD playlists or static MPD, the measured master playlist, the captions and the MP4
+ * downloads.
  */
 export async function finishChunkedOutput(
   ctx: PlatformContext,
@@ -36,10 +37,10 @@ export async function finishChunkedOutput(
   }
   const captions = req.tracks.filter((t) => t.type === 'Caption');
   for (const k of captions.keys()) {
-    const file = `hls/subs/sub_${k}.vtt`;
+    const file = `${streamingOf(req)}/subs/sub_${k}.vtt`;
     await download(ctx, partDir(j, parts[0].index) + file, join(req.outDir, file));
   }
-  return finishChunkedHls(req, playlists).catch((e: Error) => {
+  return finishChunked(req, playlists, { dash: parts[0].dash ?? undefined }).catch((e: Error) => {
     throw new PermanentError(e.message);
   });
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "vod_output_chunks" ADD COLUMN "dash" jsonb;
