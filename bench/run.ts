@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   analytics: () => import('./analytics.ts'),
   recorder: () => import('./recorder.ts'),
   watermark: () => import('./watermark.ts'),
+  thumbnail: () => import('./thumbnail.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

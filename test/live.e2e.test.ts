@@ -118,6 +118,17 @@ describeOnDb('pglite', 'Live channel end to end', (kind) => {
     expect(first.error).toBeUndefined();
     expect(first.videoHeight).toBe(180);
     expect(first.times.at(-1)!).toBeGreaterThan(first.times[0]);
+    // A thumbnail of the channel on air: its latest picture, at its own size (docs/decisions/streaming.md).
+    const thumb = await fetch(`${base}/media/thumbnails/${t.id}/${id}/thumbnail.jpg?width=160`);
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+    expect(thumb.headers.get('cache-control')).toBe('public, max-age=2');
+    const jpeg = Buffer.from(await thumb.arrayBuffer());
+    // A JPEG (SOI marker) whose frame header (SOF0) says 90 lines of 160.
+    expect(jpeg.subarray(0, 2).toString('hex')).toBe('ffd8');
+    const sof = jpeg.indexOf(Buffer.from([0xff, 0xc0]));
+    expect([jpeg.readUInt16BE(sof + 5), jpeg.readUInt16BE(sof + 7)]).toEqual([90, 160]);
+    expect((await fetch(`${base}/media/thumbnails/${t.id}/${id}/thumbnail.jpg?time=3`)).status).toBe(400);
     const dash = await play(browser, page.url, ch.endpoints.find((e: any) => e.format === 'DASH').url, { player: 'dash', seconds: 4 });
     expect(dash.error).toBeUndefined();
     expect(dash.videoHeight).toBe(180);

@@ -4,6 +4,7 @@ import { runFfmpeg } from './ffmpeg.ts';
 import { directorySize } from './files.ts';
 import { addTimestampMap, codecString, markVod, readMediaPlaylist, writeMasterPlaylist, writeSubtitlePlaylist, type MasterRendition } from './hls.ts';
 import { inspect, type MediaInfo } from './inspect.ts';
+import { makeStoryboard, STORYBOARD_DIR, storyboardAdaptationSet, storyboardStreamInf, type StoryboardVideo } from './storyboard.ts';
 import { addCaptionsToMpd, audioName, captionFile, packagingOf, remuxArgs, safeName, validLanguage, type EncodeLayout } from './packaging.ts';
 
 export interface TranscodeEndpoint {
@@ -57,6 +58,7 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     const durationMs = await exactMpdDuration(mpd);
     endpoints.push({ format: 'DASH', manifest: rel(layout, mpd), durationMilliseconds: durationMs, size: 0, hasVerticalOrientation: vertical });
   }
+  if (streaming) await addStoryboard(ctx, streaming, endpoints);
   if (streaming) {
     const size = await directorySize(join(layout.outDir, streaming));
     for (const e of endpoints) e.size = size;
@@ -85,6 +87,41 @@ export async function finishOutputs(ctx: Context): Promise<TranscodeEndpoint[]> 
     }
   }
   return endpoints;
+}
+
+/**
+ * The storyboard of an encoded streaming output, listed in its master playlist and its MPD (`storyboard.ts`). A copy
+ * of the source's streams has no keyframes of ours to take tiles from, and gets none.
+ */
+async function addStoryboard(ctx: Context, streaming: 'hls' | 'dash' | 'cmaf', endpoints: TranscodeEndpoint[]): Promise<void> {
+  const { layout } = ctx;
+  const smallest = layout.renditions.at(-1);
+  if (!smallest || layout.preset.noTranscoding) return;
+  const dir = join(layout.outDir, streaming);
+  const n = layout.renditions.length;
+  const video: StoryboardVideo =
+    streaming === 'dash'
+      ? { mpd: join(dir, 'manifest.mpd'), representation: String(n - 1) }
+      : { playlist: mediaPlaylists(layout, dir, streaming === 'cmaf').video[n - 1] };
+  const durationS = Math.max(0, ...endpoints.map((e) => e.durationMilliseconds)) / 1000;
+  const board = await makeStoryboard(
+    video,
+    dir,
+    { width: smallest.width, height: smallest.height, durationS, segmentSeconds: layout.preset.segmentSeconds },
+    { signal: ctx.signal, redact: ctx.redact },
+  );
+  if (!board) return;
+  if (streaming !== 'dash') {
+    const master = join(dir, 'master.m3u8');
+    const text = await readFile(master, 'utf8');
+    await writeFile(master, `${text.trimEnd()}\n${storyboardStreamInf(board, `${STORYBOARD_DIR}/images.m3u8`)}\n`);
+  }
+  if (streaming !== 'hls') {
+    const mpd = join(dir, 'manifest.mpd');
+    const xml = await readFile(mpd, 'utf8');
+    const at = xml.lastIndexOf('</Period>');
+    if (at >= 0) await writeFile(mpd, `${xml.slice(0, at)}${storyboardAdaptationSet(board, STORYBOARD_DIR)}\n\t${xml.slice(at)}`);
+  }
 }
 
 const longest = async (playlists: string[]) => Math.max(0, ...(await Promise.all(playlists.map(async (p) => (await readMediaPlaylist(p)).durationS))));

@@ -19,7 +19,8 @@ export const MEDIA_CLOCK_PATH = '/media/time';
 export const TOKEN_SEGMENT = 'token=';
 
 export interface MediaRequest {
-  delivery: 'vod' | 'live' | 'recording';
+  /** `image`: the pictures made of an asset's video on request (thumbnails, animated previews). */
+  delivery: 'vod' | 'live' | 'recording' | 'image';
   tenantId: string;
   /** The streaming asset the file belongs to: the VOD asset's id, the live channel's id, the recording's id. */
   assetId: string;

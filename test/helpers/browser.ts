@@ -77,17 +77,20 @@ export async function serveDirectory(root: string): Promise<StaticServer> {
 const PLAYERS: Record<string, string> = {
   '/hls.js': fileURLToPath(new URL('../../node_modules/hls.js/dist/hls.min.js', import.meta.url)),
   '/dash.js': fileURLToPath(new URL('../../node_modules/dashjs/dist/modern/umd/dash.all.min.js', import.meta.url)),
+  '/shaka.js': fileURLToPath(new URL('../../node_modules/shaka-player/dist/shaka-player.compiled.js', import.meta.url)),
 };
 
 const PAGE = `<!doctype html><html><head><script src="/hls.js"></script><script src="/dash.js"></script></head>
 <body><video id="v" muted playsinline width="320"></video></body></html>`;
+/** At `/shaka`: the same page with Shaka Player, a third player of other makers' (loaded only where a test asks for it). */
+const SHAKA_PAGE = PAGE.replace('</head>', '<script src="/shaka.js"></script></head>');
 
 /** The page a viewer opens: on its own origin (localhost), with hls.js and dash.js from node_modules. */
 export async function servePlayerPage(): Promise<{ url: string; close(): Promise<void> }> {
   return listen((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (PLAYERS[path]) return createReadStream(PLAYERS[path]).pipe(res.writeHead(200, { 'content-type': 'text/javascript' }));
-    return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    return res.writeHead(200, { 'content-type': 'text/html' }).end(path === '/shaka' ? SHAKA_PAGE : PAGE);
   }, 'localhost');
 }
 

@@ -9,6 +9,7 @@ import { registerImageDelivery } from './media.routes.ts';
 import { startSessionSweep } from './sessions.ts';
 import { STREAMING_GUARDS } from './guards.ts';
 import { settingsRoutes } from './settings.routes.ts';
+import { registerThumbnailDelivery } from './thumbnails.ts';
 import { tokenRoutes } from './tokens.routes.ts';
 
 /**
@@ -22,6 +23,7 @@ export const streamingModule: PlatformModule = {
     await app.register(streamingAssetRoutes, { ctx });
     await app.register(imageRoutes, { ctx });
     registerImageDelivery(app, ctx);
+    registerThumbnailDelivery(app, ctx);
     await app.register(mediaClockRoutes);
     await app.register(domainRoutes, { ctx });
     await app.register(settingsRoutes, { ctx });
