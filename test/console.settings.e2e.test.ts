@@ -138,7 +138,7 @@ describeOnDb('pglite', 'Tenant console: Settings, Streaming and DRM', (kind) => 
     page.on('dialog', (d) => void d.accept());
     await page.getByRole('link', { name: 'DRM' }).click();
     await expect
-      .poll(() => page.locator('figure[data-metric="License requests"] svg').getAttribute('aria-label'), { timeout: 30_000 })
+      .poll(() => page.locator('figure[data-metric="License requests"] [role="img"]').getAttribute('aria-label'), { timeout: 30_000 })
       .toMatch(/^License requests/);
     expect(await page.locator('dl.facts').textContent()).toContain('Licenses granted0');
     const templates = (await t.json('GET', '/drm/v1/policies/templates')).body.items;

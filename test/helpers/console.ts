@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** Where a run saves each main page's screenshot for review (CONSOLE_SCREENSHOTS, else the test's temporary folder). */
@@ -62,4 +62,20 @@ export async function atPhoneWidth(page: Page, path: string) {
 export async function reviewScreen(page: Page, dir: string, name: string) {
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
   expect(await accessibilityViolations(page), name).toEqual([]);
+}
+
+/**
+ * How many pixels of a chart's canvas (charts.js draws with uPlot) are the console's accent colour, the colour of its
+ * lines and dots: 0 until the chart is drawn, and then about the line's length times its width.
+ */
+export async function chartInk(figure: Locator): Promise<number> {
+  if ((await figure.locator('canvas').count()) === 0) return 0;
+  return figure.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
+    const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+    let ink = 0;
+    // #2459d6, give or take the anti-aliasing.
+    for (let i = 0; i < data.length; i += 4)
+      if (Math.abs(data[i]! - 0x24) < 48 && Math.abs(data[i + 1]! - 0x59) < 48 && Math.abs(data[i + 2]! - 0xd6) < 48 && data[i + 3]! > 128) ink++;
+    return ink;
+  });
 }

@@ -1,18 +1,68 @@
-// Charts as plain SVG: a line chart of a series over time, and a strip of states over time. Each is a `figure` whose
-// SVG has role="img" and a spoken summary, with the values in a table under "Values" for whoever cannot see it.
+// Charts drawn by uPlot (a small, well-kept chart library from npm, served from node_modules at /console/lib/): a line
+// chart of a series over time, and a strip of states over time. uPlot draws on a canvas, which neither a screen reader
+// nor a test can read, so each chart is a `figure` whose plot is a role="img" element named by a spoken summary
+// (range, lowest, highest and latest values), with the values themselves in a table under "Values of …".
+// uPlot is loaded on the first chart drawn, not with the console's first page (it is about 145 kB).
 import { h } from '/console/dom.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const W = 480;
-const H = 180;
-const PAD = { left: 48, right: 12, top: 12, bottom: 26 };
+const HEIGHT = 180;
+const STRIP_HEIGHT = 70;
+const ACCENT = '#2459d6';
+const AXIS = { stroke: '#5f6b7a', grid: { stroke: '#dfe3ea', width: 1 }, ticks: { stroke: '#dfe3ea', width: 1 } };
 
-/** An SVG element (`s('path', { d })`), attributes only. */
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
-  for (const c of children.flat(Infinity)) if (c !== undefined && c !== null) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
+let library;
+/** uPlot and its stylesheet, fetched once, when the first chart is drawn. */
+function loadUPlot() {
+  library ??= (async () => {
+    document.head.append(h('link', { rel: 'stylesheet', href: '/console/lib/uPlot.min.css' }));
+    return (await import('/console/lib/uPlot.esm.js')).default;
+  })();
+  return library;
+}
+
+/** The charts on screen; one whose figure has left the page is destroyed (uPlot keeps window listeners per chart). */
+const live = new Set();
+function sweep() {
+  for (const chart of live) {
+    if (chart.box.isConnected) continue;
+    chart.observer.disconnect();
+    chart.plot.destroy();
+    live.delete(chart);
+  }
+}
+
+/**
+ * Draws `options(uPlot)` and `data` with uPlot into `box` once the library is there, at the box's width, and again at
+ * each width it takes (a card that narrows on a phone). A failure to load says so in the box instead of a blank.
+ */
+async function draw(box, optionsOf, data) {
+  let uPlot;
+  try {
+    uPlot = await loadUPlot();
+  } catch {
+    box.append(h('p', { class: 'muted' }, 'The chart could not be drawn (its library did not load); the values are below.'));
+    return;
+  }
+  sweep();
+  const options = optionsOf(uPlot);
+  const width = () => Math.max(box.clientWidth, 200);
+  const plot = new uPlot({ ...options, width: width() }, data, box);
+  const observer = new window.ResizeObserver(() => {
+    if (Math.abs(plot.width - width()) >= 1) plot.setSize({ width: width(), height: options.height });
+  });
+  observer.observe(box);
+  live.add({ box, plot, observer });
+}
+
+/** A legend's square of colour: an SVG `fill` attribute, as the CSP allows no inline style. */
+function swatch(colour) {
+  const svg = document.createElementNS(SVG, 'svg');
+  for (const [k, v] of Object.entries({ width: 12, height: 12, 'aria-hidden': 'true' })) svg.setAttribute(k, String(v));
+  const rect = document.createElementNS(SVG, 'rect');
+  for (const [k, v] of Object.entries({ width: 12, height: 12, fill: colour })) rect.setAttribute(k, String(v));
+  svg.append(rect);
+  return svg;
 }
 
 const time = (ms, span) =>
@@ -22,14 +72,35 @@ const time = (ms, span) =>
       new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
     : new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
-/** 1, 2 or 5 times a power of ten, at least `v`: the top of the value axis. */
-function niceTop(v) {
-  if (!(v > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  return [1, 2, 5, 10].map((m) => m * p).find((n) => n >= v);
-}
-
 export const formatValue = (v) => (Number.isInteger(v) ? String(v) : v >= 100 ? v.toFixed(0) : v.toFixed(2).replace(/\.?0+$/, ''));
+
+/**
+ * uPlot's columns for `data` ([{ time, value }], oldest first): times in seconds, and a null between two values
+ * further apart than `gapMs`, which uPlot leaves as a gap in the line. Also answers the indexes of lone values (no
+ * neighbour joined to them), drawn as dots: a line of one point would not show.
+ */
+function columns(data, gapMs) {
+  const xs = [];
+  const ys = [];
+  const joined = [];
+  let last;
+  for (const p of data) {
+    const t = Date.parse(p.time);
+    const near = last !== undefined && t - last <= gapMs;
+    if (last !== undefined && !near) {
+      xs.push((last + 1) / 1000);
+      ys.push(null);
+      joined.push(false);
+    }
+    if (near) joined[joined.length - 1] = true;
+    xs.push(t / 1000);
+    ys.push(p.value);
+    joined.push(near);
+    last = t;
+  }
+  const lone = ys.flatMap((y, i) => (y !== null && !joined[i] ? [i] : []));
+  return { xs, ys, lone, runs: data.length === 0 ? 0 : ys.filter((y) => y === null).length + 1 };
+}
 
 /**
  * A line chart of `data` ([{ time, value }], oldest first) over [from, to] (ms). Points further apart than `gapMs`
@@ -38,45 +109,43 @@ export const formatValue = (v) => (Number.isInteger(v) ? String(v) : v >= 100 ? 
 export function lineChart({ name, unit, description, data, from, to, gapMs, empty = 'No values in this range: the channel was not running.' }) {
   const span = Math.max(to - from, 1);
   const values = data.map((d) => d.value);
-  const top = niceTop(Math.max(0, ...values));
-  const x = (ms) => PAD.left + ((ms - from) / span) * (W - PAD.left - PAD.right);
-  const y = (v) => PAD.top + (1 - v / top) * (H - PAD.top - PAD.bottom);
-  let d = '';
-  let last;
-  for (const p of data) {
-    const t = Date.parse(p.time);
-    d += `${last !== undefined && t - last <= gapMs ? 'L' : 'M'}${x(t).toFixed(1)},${y(p.value).toFixed(1)} `;
-    last = t;
-  }
-  const grid = [0, 0.5, 1].map((f) =>
-    s(
-      'g',
-      {},
-      s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(top * f), y2: y(top * f), class: 'grid-line' }),
-      s('text', { x: PAD.left - 6, y: y(top * f) + 4, 'text-anchor': 'end' }, formatValue(top * f)),
-    ),
-  );
-  const ticks = [0, 0.5, 1].map((f) =>
-    s('text', { x: x(from + span * f), y: H - 4, 'text-anchor': f === 0 ? 'start' : f === 1 ? 'end' : 'middle' }, time(from + span * f, span)),
-  );
+  const { xs, ys, lone, runs } = columns(data, gapMs);
   const summary =
     data.length === 0
       ? `${name}: no values from ${time(from, span)} to ${time(to, span)}`
-      : `${name} in ${unit}: ${data.length} values from ${time(from, span)} to ${time(to, span)}, lowest ${formatValue(Math.min(...values))}, highest ${formatValue(Math.max(...values))}, latest ${formatValue(values.at(-1))}`;
-  const svg = s(
-    'svg',
-    { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': summary, class: 'chart' },
-    grid,
-    ticks,
-    s('path', { d: d.trim(), class: 'series' }),
-    // A lone value (a minute between gaps) is a dot, not an invisible zero-length line.
-    data.map((p) => s('circle', { cx: x(Date.parse(p.time)), cy: y(p.value), r: 2.5, class: 'point' })),
+      : `${name} in ${unit}: ${data.length} value${data.length === 1 ? '' : 's'} from ${time(from, span)} to ${time(to, span)}, ${runs === 1 ? 'with no gap' : `in ${runs} stretches`}, lowest ${formatValue(Math.min(...values))}, highest ${formatValue(Math.max(...values))}, latest ${formatValue(values.at(-1))}`;
+  const box = h('div', { class: 'chart-plot', role: 'img', 'aria-label': summary });
+  draw(
+    box,
+    () => ({
+      height: HEIGHT,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: {
+        x: { time: true, range: [from / 1000, to / 1000] },
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [
+        { ...AXIS, size: 30 },
+        { ...AXIS, size: 52, values: (_u, splits) => splits.map(formatValue) },
+      ],
+      series: [
+        {},
+        {
+          label: name,
+          stroke: ACCENT,
+          width: 2,
+          points: { size: 6, fill: ACCENT, filter: (_u, _i, show) => (show ? null : lone) },
+        },
+      ],
+    }),
+    [xs, ys],
   );
   return h(
     'figure',
     { class: 'chart-figure', 'data-metric': name },
     h('figcaption', {}, h('strong', {}, name), ` (${unit})`, description ? h('span', { class: 'muted' }, ` · ${description}`) : null),
-    svg,
+    box,
     data.length === 0
       ? h('p', { class: 'muted' }, empty)
       : h(
@@ -98,34 +167,62 @@ export function lineChart({ name, unit, description, data, from, to, gapMs, empt
 }
 
 /**
- * A strip of states over time: `spans` is [{ state, from, to }] (ms), coloured by state, with a legend and a list of
- * the changes. Answers a `figure`.
+ * A strip of states over time: `spans` is [{ state, from, to }] (ms), coloured by state, with a legend. Each state is
+ * one series, 1 while it holds and 0 otherwise, drawn as a filled step. Answers a `figure`.
  */
 export function stateStrip({ name, spans, from, to, colours }) {
-  const span = Math.max(to - from, 1);
-  const x = (ms) => PAD.left + ((Math.max(ms, from) - from) / span) * (W - PAD.left - PAD.right);
   const summary = `${name}: ${spans.map((p) => `${p.state} from ${time(p.from, 0)}`).join(', ')}`;
-  const svg = s(
-    'svg',
-    { viewBox: `0 0 ${W} 54`, role: 'img', 'aria-label': summary, class: 'chart strip' },
-    spans.map((p) =>
-      s('rect', { x: x(p.from), y: 4, width: Math.max(x(p.to) - x(p.from), 1), height: 24, fill: colours[p.state] ?? '#9ca3af' }, s('title', {}, p.state)),
-    ),
-    s('text', { x: PAD.left, y: 48, 'text-anchor': 'start' }, time(from, 0)),
-    s('text', { x: W - PAD.right, y: 48, 'text-anchor': 'end' }, time(to, 0)),
-  );
   const states = [...new Set(spans.map((p) => p.state))];
+  const xs = [...spans.map((p) => Math.max(p.from, from) / 1000), Math.max(spans.at(-1)?.to ?? to, from + 1) / 1000];
+  const holds = (state) => [...spans.map((p) => (p.state === state ? 1 : 0)), spans.at(-1)?.state === state ? 1 : 0];
+  const box = h('div', { class: 'chart-plot', role: 'img', 'aria-label': summary });
+  if (spans.length > 0) {
+    draw(
+      box,
+      (uPlot) => ({
+        height: STRIP_HEIGHT,
+        legend: { show: false },
+        cursor: { show: false },
+        scales: { x: { time: true, range: [from / 1000, to / 1000] }, y: { range: [0, 1] } },
+        // The page's seconds, not uPlot's fractions of them: the strip spans as long as the page has been open.
+        axes: [
+          {
+            ...AXIS,
+            size: 30,
+            space: 90,
+            incrs: [1, 5, 10, 15, 30, 60, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400],
+            grid: { show: false },
+            values: (_u, splits) =>
+              splits.map((t) => new Date(t * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' })),
+          },
+          { show: false },
+        ],
+        series: [
+          {},
+          ...states.map((state) => ({
+            label: state,
+            stroke: 'transparent',
+            width: 0,
+            fill: colours[state] ?? '#9ca3af',
+            fillTo: 0,
+            points: { show: false },
+            // A state holds from its start until the next one begins.
+            paths: uPlot.paths.stepped({ align: 1 }),
+          })),
+        ],
+      }),
+      [xs, ...states.map(holds)],
+    );
+  }
   return h(
     'figure',
     { class: 'chart-figure', 'data-metric': name },
     h('figcaption', {}, h('strong', {}, name)),
-    svg,
+    box,
     h(
       'ul',
       { class: 'legend' },
-      states.map((st) =>
-        h('li', {}, s('svg', { width: 12, height: 12, 'aria-hidden': 'true' }, s('rect', { width: 12, height: 12, fill: colours[st] ?? '#9ca3af' })), ' ', st),
-      ),
+      states.map((st) => h('li', {}, swatch(colours[st] ?? '#9ca3af'), ' ', st)),
     ),
   );
 }

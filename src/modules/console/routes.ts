@@ -10,6 +10,11 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WEB = join(ROOT, 'web', 'console');
 /** The SDK's browser build, which the console imports as ES modules; `npm ci` builds it, the image copies it. */
 const SDK = join(ROOT, 'sdk', 'dist');
+/** The chart library's files, from its installed npm package (no CDN), as the player serves hls.js and dash.js. */
+const LIBRARIES = new Map([
+  ['uPlot.esm.js', join(ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.esm.js')],
+  ['uPlot.min.css', join(ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.min.css')],
+]);
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -60,6 +65,11 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
   app.get<{ Params: { file: string } }>('/console/:file', { schema: { hide: true } }, async (req, reply) => {
     const path = web.get(req.params.file);
     if (!path) throw notFound(req.params.file);
+    return send(reply, path);
+  });
+  app.get<{ Params: { file: string } }>('/console/lib/:file', { schema: { hide: true } }, async (req, reply) => {
+    const path = LIBRARIES.get(req.params.file);
+    if (!path) throw notFound(`lib/${req.params.file}`);
     return send(reply, path);
   });
   app.get<{ Params: { file: string } }>('/console/sdk/:file', { schema: { hide: true } }, async (req, reply) => {
