@@ -102,12 +102,12 @@ export async function run(_args: string[] = []): Promise<void> {
     const t = tenantClient(base, created.id, created.name, created.apiKey.key);
     const fileId = await uploadFile(t, source);
 
-    const results: { name: string; ms: number; top: string; load: string }[] = [];
+    const results: { name: string; ms: number; top: string; bandwidth: number; load: string }[] = [];
     const encode = async (name: string) => {
       const before = load();
       const started = performance.now();
-      const top = await available(t, fileId, preset);
-      results.push({ name, ms: performance.now() - started, top, load: `${before} → ${load()}` });
+      const { top, bandwidth } = await available(t, fileId, preset);
+      results.push({ name, ms: performance.now() - started, top, bandwidth, load: `${before} → ${load()}` });
       console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     };
 
@@ -122,12 +122,13 @@ export async function run(_args: string[] = []): Promise<void> {
 
     const baseline = results[0];
     console.log(
-      `\n| run | wall time (POST → Available) | speed-up against one pass | SSIM of the top rung against one pass | load average (1 min) before → after |`,
+      `\n| run | wall time (POST → Available) | speed-up against one pass | SSIM of the top rung against one pass | top rung's measured bitrate against one pass | load average (1 min) before → after |`,
     );
-    console.log('|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|');
     for (const r of results) {
       const ssim = r === baseline ? '1 (itself)' : await ssimOf(r.top, baseline.top);
-      console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(1)} s | ${(baseline.ms / r.ms).toFixed(2)}x | ${ssim} | ${r.load} |`);
+      const rate = `${Math.round(r.bandwidth / 1000)} kb/s (${((r.bandwidth / baseline.bandwidth - 1) * 100).toFixed(1)}%)`;
+      console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(1)} s | ${(baseline.ms / r.ms).toFixed(2)}x | ${ssim} | ${rate} | ${r.load} |`);
     }
     loads.push(load());
     console.log(
@@ -146,8 +147,11 @@ export async function run(_args: string[] = []): Promise<void> {
   }
 }
 
-/** Creates an asset of the uploaded file, waits for `Available`, and answers its top rung's media playlist URL. */
-async function available(t: TestTenant, fileId: string, preset: string): Promise<string> {
+/**
+ * Creates an asset of the uploaded file, waits for `Available`, and answers its top rung's media playlist URL and
+ * measured average bandwidth (the master's `AVERAGE-BANDWIDTH`, from the segments' sizes).
+ */
+async function available(t: TestTenant, fileId: string, preset: string): Promise<{ top: string; bandwidth: number }> {
   const { body } = await t.json('POST', '/vod/v1/assets', {
     transcodedSources: [{ fileId, transcodingTracks: [{ trackSelector: { trackId: '1' }, type: 'Audio' }] }],
     preset,
@@ -161,9 +165,10 @@ async function available(t: TestTenant, fileId: string, preset: string): Promise
   ).body;
   if (asset.status !== 'Available') throw new Error(`asset failed: ${asset.errorMessage}`);
   const hls = asset.endpoints.find((e: { format: string }) => e.format === 'HLS');
-  const master = await (await fetch(hls.url)).text();
-  const top = master.split('\n').find((l: string) => l && !l.startsWith('#'))!;
-  return new URL(top, hls.url).toString();
+  const lines = (await (await fetch(hls.url)).text()).split('\n');
+  const at = lines.findIndex((l: string) => l && !l.startsWith('#'));
+  const bandwidth = Number(/AVERAGE-BANDWIDTH=(\d+)/.exec(lines[at - 1] ?? '')?.[1] ?? Number.NaN);
+  return { top: new URL(lines[at], hls.url).toString(), bandwidth };
 }
 
 /** ffmpeg's SSIM (`All`) of one HLS rendition against another, frame by frame. */
