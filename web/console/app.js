@@ -1,4 +1,4 @@
-// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/drm`, `#/settings`), each
+// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/streaming/<id>`, `#/drm`, `#/settings`), each
 // drawn by its module.
 import { fill, h } from '/console/dom.js';
 import { resume, signOut } from '/console/session.js';
@@ -9,6 +9,7 @@ import { assetScreen } from '/console/asset.js';
 import { channelsScreen } from '/console/channels.js';
 import { channelScreen } from '/console/channel.js';
 import { streamingScreen } from '/console/streaming.js';
+import { catalogueAssetScreen } from '/console/catalogueAsset.js';
 import { settingsScreen } from '/console/settings.js';
 import { drmScreen } from '/console/drm.js';
 
@@ -27,6 +28,7 @@ const ROUTES = [
   [/^#\/channels$/, () => channelsScreen],
   [/^#\/channels\/([^/]+)$/, () => channelScreen],
   [/^#\/streaming$/, () => streamingScreen],
+  [/^#\/streaming\/([^/]+)$/, () => catalogueAssetScreen],
   [/^#\/drm$/, () => drmScreen],
   [/^#\/settings$/, () => settingsScreen],
 ];

@@ -1,6 +1,6 @@
 // Signing in: the tenant id and API key are checked against the API and kept in sessionStorage only (this tab, until
 // it closes), never in localStorage or a cookie.
-import { createClient } from '/console/sdk/index.js';
+import { createClient, MediaplaneError } from '/console/sdk/index.js';
 
 const STORAGE_KEY = 'mediaplane.console.session';
 
@@ -15,6 +15,7 @@ export async function signIn(tenantId, apiKey) {
   const canWrite = tenant.grants.includes('write');
   return {
     client,
+    download: (path, options) => download(client, apiKey.trim(), path, options),
     tenant,
     canWrite,
     readOnlyReason: canWrite ? '' : `This API key's role is ${tenant.roleType}: it can read but not change content.`,
@@ -35,4 +36,17 @@ export async function resume() {
 
 export function signOut() {
   sessionStorage.removeItem(STORAGE_KEY);
+}
+
+/**
+ * An operation whose answer is not JSON (`GET /streaming/v1/qrcode/{id}`, a PNG), as a Blob: the SDK reads every
+ * answer as text, which would garble its bytes. Sent with the headers the SDK sends; a refusal throws the API's error.
+ */
+async function download(client, apiKey, path, { params = {}, query = {}, signal } = {}) {
+  const url = new URL(client.baseUrl + path.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(String(params[name]))));
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+  const res = await fetch(url, { headers: { 'x-api-key': apiKey, 'x-tenant-id': client.tenantId }, signal });
+  if (res.ok) return res.blob();
+  const body = await res.json().catch(() => undefined);
+  throw new MediaplaneError(res.status, body?.status?.code ?? 'http_error', body?.status?.message ?? `${path}: the API answered ${res.status}`);
 }

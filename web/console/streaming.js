@@ -1,7 +1,10 @@
-// Streaming (`#/streaming`): playback tokens (whether the tenant's assets need one by default, the signing key's id,
+// Streaming (`#/streaming`): the catalogue (catalogue.js, each asset's page in catalogueAsset.js), the tenant's
+// analytics (analytics.js), playback tokens (whether the tenant's assets need one by default, the signing key's id,
 // its rotation) from `GET`/`PATCH /streaming/v1/settings`, and the domains whose pages may play the media
-// (`/streaming/v1/domains`: list, add, remove). Changing either needs an Admin key (`manage`).
+// (`/streaming/v1/domains`: list, add, remove). Changing tokens or domains needs an Admin key (`manage`).
 import { alertBox, errorText, fill, h, manageGuard } from '/console/dom.js';
+import { catalogueCard } from '/console/catalogue.js';
+import { analyticsCard } from '/console/analytics.js';
 
 function tokensCard(session, { signal }) {
   const { client } = session;
@@ -182,6 +185,8 @@ export function streamingScreen(session, { signal }) {
     'section',
     {},
     h('h1', {}, 'Streaming'),
+    catalogueCard(session, { signal }),
+    analyticsCard(session, { signal }),
     session.tenant.grants.includes('manage')
       ? null
       : h('p', { class: 'note' }, `This API key's role is ${session.tenant.roleType}: only an Admin key changes these settings.`),

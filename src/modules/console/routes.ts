@@ -31,13 +31,17 @@ function servable(dir: string, exts: readonly string[]): Map<string, string> {
   return files;
 }
 
-/** Security headers of every console file: no framing (clickjacking), no sniffing, and scripts from this origin only. */
+/**
+ * Security headers of every console file: no framing (clickjacking), no sniffing, and scripts from this origin only.
+ * Images may come from anywhere: an asset's images are any http(s) URL its tenant gave, and frames and uploaded images
+ * are served from the media origin (the S3 store's or a CDN's); an image runs no code.
+ */
 const HEADERS = {
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
   'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: data: http: https:; connect-src 'self' http: https:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: http: https:; media-src 'self' blob: data: http: https:; connect-src 'self' http: https:; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 };
 
 function send(reply: FastifyReply, path: string) {
