@@ -128,6 +128,22 @@ describeOnDb('pglite', 'Thumbnails on the fly', (kind) => {
     expect((await fetch(`${p.baseUrl}/media/thumbnails/${other.id}/${assetId}/thumbnail.jpg`)).status).toBe(404);
   });
 
+  it('makes a few pictures at once and refuses the rest with 429 and Retry-After, never failing one', async () => {
+    // 40 times never asked before, all at once: one ffmpeg run each, more than the slots and their queue hold.
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${base}/thumbnail.jpg?time=${(0.05 + i * 0.1).toFixed(2)}&width=64`)));
+    const statuses = answers.map((r) => r.status);
+    expect(
+      statuses.every((s) => s === 200 || s === 429),
+      statuses.join(','),
+    ).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    const refused = answers.find((r) => r.status === 429);
+    expect(refused, statuses.join(',')).toBeDefined();
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    expect((await refused!.json()).status.code).toBe('rate_limited');
+    await Promise.all(answers.map((r) => r.arrayBuffer().catch(() => undefined)));
+  });
+
   it('follows the asset’s playback rules: a token when it needs one, the allowed domains', async () => {
     expect((await t.json('PATCH', `/streaming/v1/assets/${assetId}/settings`, { tokenRequired: 'Enabled' })).status).toBe(200);
     const refused = await picture('thumbnail.jpg', '?time=1');

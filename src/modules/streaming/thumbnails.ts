@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PlatformContext } from '../../context.ts';
@@ -108,6 +108,33 @@ class PictureCache {
   }
 }
 
+/**
+ * At most one picture per core is made at once, and a few more wait for their turn: every other ask is refused (429)
+ * rather than queued without end, since each is an ffmpeg run anyone may ask for with a time not asked before.
+ */
+class RenderSlots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(
+    private readonly max: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.max) {
+      if (this.waiting.length >= this.maxWaiting) throw new ApiError(429, 'rate_limited', 'Too many pictures are being made at once; ask again in a moment');
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.running++;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
 /** A live channel's picture is its latest: kept as long as a segment lasts at most. */
 const LIVE_TTL_MS = 2_000;
 const FINAL_TTL_MS = 3600_000;
@@ -135,6 +162,7 @@ async function render(found: Found, ask: Ask): Promise<Buffer> {
 export function registerThumbnailDelivery(app: FastifyInstance, ctx: PlatformContext): void {
   const cache = new PictureCache(64 * 1024 * 1024);
   const making = new Map<string, Promise<Buffer>>();
+  const slots = new RenderSlots(availableParallelism(), 16);
   registerMediaDelivery<Found>(app, ctx, {
     delivery: 'image',
     urlName: 'thumbnails',
@@ -145,7 +173,7 @@ export function registerThumbnailDelivery(app: FastifyInstance, ctx: PlatformCon
       const { kind, playable } = found;
       return { entity: { tenantId, assetId, playable, source: () => kind.frameSource!(ctx, tenantId, assetId) } };
     },
-    async locate(found, path, req) {
+    async locate(found, path, req, reply) {
       if (path.includes('/')) return undefined;
       const ask = askOf(path, (req.query ?? {}) as Record<string, unknown>, found.playable);
       const live = ask.kind === 'still' && ask.time === 'latest';
@@ -156,10 +184,13 @@ export function registerThumbnailDelivery(app: FastifyInstance, ctx: PlatformCon
       // Asked again while it is being made: the one ffmpeg run answers both.
       let made = making.get(key);
       if (!made) {
-        made = render(found, ask).finally(() => making.delete(key));
+        made = slots.run(() => render(found, ask)).finally(() => making.delete(key));
         making.set(key, made);
       }
-      const body = await made;
+      const body = await made.catch((e: unknown) => {
+        if (e instanceof ApiError && e.httpStatus === 429) reply.header('retry-after', '1');
+        throw e;
+      });
       cache.set(key, body, live ? LIVE_TTL_MS : FINAL_TTL_MS);
       return { body, cacheControl };
     },
