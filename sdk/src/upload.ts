@@ -14,6 +14,12 @@ export interface UploadProgress {
 type StartBody = BodyOf<'POST', '/vod/v1/files/start'>;
 
 export interface UploadOptions {
+  /**
+   * The module whose files API the upload goes to: `vod` (a VOD source file, the default) or `watermarking` (a suspect
+   * file for watermark detection: the same parts and answers, but no `friendlyName`, `metadata`, `tags` or
+   * `attributes`, and no cancel operation: a failed upload stays `Uploading` there).
+   */
+  module?: 'vod' | 'watermarking';
   /** The file's `name` (default: the path's or the `File`'s name). */
   name?: string;
   /** The file's `friendlyName` (default: its name). */
@@ -61,7 +67,7 @@ const RETRIED = (status: number) => status === 403 || status === 408 || status =
 /**
  * `POST /vod/v1/files/start`, then every part PUT to its presigned URL (`concurrency` at once, a failed part sent
  * again up to `retries` times, with a fresh URL when the store refused the old one), the ETags kept, then
- * `POST /vod/v1/files/complete`.
+ * `POST /vod/v1/files/complete` (`/watermarking/v1/files/...` with `module: 'watermarking'`).
  */
 export async function uploadFile(client: Client, send: FetchLike, source: string | Blob, options: UploadOptions = {}): Promise<UploadResult> {
   const { concurrency = 4, retries = 3, onProgress, signal } = options;
@@ -71,21 +77,8 @@ export async function uploadFile(client: Client, send: FetchLike, source: string
   const { resume } = options;
   if (resume && resume.fileSize !== file.size)
     throw new MediaplaneError(0, 'upload_resume_mismatch', `${name} has ${file.size} bytes, the upload to resume ${resume.fileSize}`);
-  const start = resume
-    ? { ...resume, multipartUrls: [] as string[] }
-    : await client.request(
-        'POST',
-        '/vod/v1/files/start',
-        {
-          name,
-          friendlyName: options.friendlyName ?? name,
-          fileSize: file.size,
-          ...(options.metadata ? { metadata: options.metadata } : {}),
-          ...(options.tags ? { tags: options.tags } : {}),
-          ...(options.attributes ? { attributes: options.attributes } : {}),
-        },
-        { signal },
-      );
+  const api = filesApi(client, options);
+  const start = resume ? { ...resume, multipartUrls: [] as string[] } : await api.start(name, file.size, signal);
   const { fileId, partSize, partsCount } = start;
   const urls: (string | undefined)[] = [...start.multipartUrls];
   const eTags: (string | undefined)[] = new Array(partsCount);
@@ -114,9 +107,7 @@ export async function uploadFile(client: Client, send: FetchLike, source: string
 
   // One failed part (after its retries) stops the others; so does the caller's signal.
   const stop = linkedController(signal);
-  const freshUrl = async (index: number) =>
-    (await client.request('GET', '/vod/v1/files/{id}/part/{partNumber}', undefined, { params: { id: fileId, partNumber: index + 1 }, signal: stop.signal }))
-      .url;
+  const freshUrl = (index: number) => api.partUrl(fileId, index + 1, stop.signal);
   let next = 0;
   const sendPart = async (index: number) => {
     // A resumed upload has no URLs yet: each part asks for its own.
@@ -161,12 +152,46 @@ export async function uploadFile(client: Client, send: FetchLike, source: string
       }),
     );
     const parts = eTags.map((eTag, i) => ({ partNumber: i + 1, ...(eTag ? { eTag } : {}) }));
-    return await client.request('POST', '/vod/v1/files/complete', { fileId, parts }, { signal });
+    return await api.complete(fileId, parts, signal);
   } catch (e) {
     // Frees the parts already stored; the upload would otherwise wait for MEDIAPLANE_UPLOAD_TTL_HOURS.
-    if (!options.keep) await client.request('POST', '/vod/v1/files/{id}/cancel', { delete: true }, { params: { id: fileId } }).catch(() => {});
+    if (!options.keep) await api.cancel(fileId).catch(() => {});
     throw signal?.aborted ? signal.reason : stop.signal.aborted && stop.signal.reason !== undefined ? stop.signal.reason : e;
   }
+}
+
+/** The four calls of an upload, to VOD's files API or to watermarking's (whose part number is `{nr}`, and which has no cancel). */
+function filesApi(client: Client, options: UploadOptions) {
+  type Parts = { partNumber: number; eTag?: string }[];
+  if (options.module === 'watermarking')
+    return {
+      start: (name: string, fileSize: number, signal?: AbortSignal) => client.request('POST', '/watermarking/v1/files/start', { name, fileSize }, { signal }),
+      partUrl: async (id: string, nr: number, signal: AbortSignal) =>
+        (await client.request('GET', '/watermarking/v1/files/{id}/part/{nr}', undefined, { params: { id, nr }, signal })).url,
+      complete: (fileId: string, parts: Parts, signal?: AbortSignal) =>
+        client.request('POST', '/watermarking/v1/files/complete', { fileId, parts }, { signal }),
+      cancel: (): Promise<unknown> => Promise.resolve(),
+    };
+  return {
+    start: (name: string, fileSize: number, signal?: AbortSignal) =>
+      client.request(
+        'POST',
+        '/vod/v1/files/start',
+        {
+          name,
+          friendlyName: options.friendlyName ?? name,
+          fileSize,
+          ...(options.metadata ? { metadata: options.metadata } : {}),
+          ...(options.tags ? { tags: options.tags } : {}),
+          ...(options.attributes ? { attributes: options.attributes } : {}),
+        },
+        { signal },
+      ),
+    partUrl: async (id: string, partNumber: number, signal: AbortSignal) =>
+      (await client.request('GET', '/vod/v1/files/{id}/part/{partNumber}', undefined, { params: { id, partNumber }, signal })).url,
+    complete: (fileId: string, parts: Parts, signal?: AbortSignal) => client.request('POST', '/vod/v1/files/complete', { fileId, parts }, { signal }),
+    cancel: (fileId: string) => client.request('POST', '/vod/v1/files/{id}/cancel', { delete: true }, { params: { id: fileId } }),
+  };
 }
 
 /** What is uploaded: its bytes by range, as a stream (fetch), and as a Blob when it is one (XMLHttpRequest). */

@@ -1,4 +1,4 @@
-// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/streaming/<id>`, `#/drm`, `#/settings`), each
+// The console's entry: sign in, then one screen per address (`#/`, `#/assets`, `#/assets/<id>`, `#/channels`, `#/channels/<id>`, `#/streaming`, `#/streaming/<id>`, `#/drm`, `#/watermarking`, `#/settings`), each
 // drawn by its module.
 import { fill, h } from '/console/dom.js';
 import { resume, signOut } from '/console/session.js';
@@ -12,6 +12,7 @@ import { streamingScreen } from '/console/streaming.js';
 import { catalogueAssetScreen } from '/console/catalogueAsset.js';
 import { settingsScreen } from '/console/settings.js';
 import { drmScreen } from '/console/drm.js';
+import { watermarkingScreen } from '/console/watermarking.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -30,6 +31,7 @@ const ROUTES = [
   [/^#\/streaming$/, () => streamingScreen],
   [/^#\/streaming\/([^/]+)$/, () => catalogueAssetScreen],
   [/^#\/drm$/, () => drmScreen],
+  [/^#\/watermarking$/, () => watermarkingScreen],
   [/^#\/settings$/, () => settingsScreen],
 ];
 
