@@ -6,7 +6,7 @@ import type { PlatformContext } from '../../context.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
 import { FIT_MODES, locatePicture, renderAnimated, renderStill, type FitMode, type PictureSize } from '../../media/thumbnail.ts';
 import { ApiError, validationError } from '../../platform/errors.ts';
-import { registerMediaDelivery } from '../../platform/mediaDelivery.ts';
+import { registerMediaDelivery, type MediaFound } from '../../platform/mediaDelivery.ts';
 import { findPlayable, type FrameSource, type Playable } from '../../platform/playables.ts';
 
 /**
@@ -135,6 +135,12 @@ class RenderSlots {
   }
 }
 
+/**
+ * What an asset id names is kept this long: a page of thumbnails or a seek bar asks for many pictures of one asset,
+ * each of which would look it up again (its kind, its status, its length); a deleted asset's pictures end with it.
+ */
+const ASSET_CACHE_MS = 5_000;
+
 /** A live channel's picture is its latest: kept as long as a segment lasts at most. */
 const LIVE_TTL_MS = 2_000;
 const FINAL_TTL_MS = 3600_000;
@@ -163,15 +169,22 @@ export function registerThumbnailDelivery(app: FastifyInstance, ctx: PlatformCon
   const cache = new PictureCache(64 * 1024 * 1024);
   const making = new Map<string, Promise<Buffer>>();
   const slots = new RenderSlots(availableParallelism(), 16);
+  const assets = new Map<string, { found: MediaFound<Found> | undefined; until: number }>();
   registerMediaDelivery<Found>(app, ctx, {
     delivery: 'image',
     urlName: 'thumbnails',
     async find(tenantId, assetId, path) {
       if (!FILES.test(path.split('/').at(-1)!)) return undefined;
+      const key = `${tenantId}/${assetId}`;
+      const hit = assets.get(key);
+      if (hit && hit.until > Date.now()) return hit.found;
       const found = await findPlayable(ctx, tenantId, assetId);
-      if (!found?.kind.frameSource) return undefined;
-      const { kind, playable } = found;
-      return { entity: { tenantId, assetId, playable, source: () => kind.frameSource!(ctx, tenantId, assetId) } };
+      const entity = found?.kind.frameSource && {
+        entity: { tenantId, assetId, playable: found.playable, source: () => found.kind.frameSource!(ctx, tenantId, assetId) },
+      };
+      if (assets.size > 10_000) assets.clear();
+      assets.set(key, { found: entity, until: Date.now() + ASSET_CACHE_MS });
+      return entity;
     },
     async locate(found, path, req, reply) {
       if (path.includes('/')) return undefined;
