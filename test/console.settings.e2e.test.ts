@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
@@ -99,6 +102,50 @@ describeOnDb('pglite', 'Tenant console: Settings, Streaming and DRM', (kind) => 
     await page.context().close();
   }, 120_000);
 
+  it('edits a webhook: its name, URL and event types, and enables a disabled one again', async () => {
+    const types: string[] = (await t.json('GET', '/notifications/v1/webhook-events/types')).body.data;
+    const other = types.find((x) => x !== 'webhook.test')!;
+    const made = (
+      await t.json('POST', '/notifications/v1/webhook', { name: 'Paused', url: `${receiver.url}/old`, eventTypes: ['webhook.test'], isEnabled: false })
+    ).body;
+    const page = await signIn(browser, p.baseUrl, t.id, t.key);
+    await page.goto(`${p.baseUrl}/console#/settings`);
+    const hook = page.locator(`[data-webhook="${made.id}"]`);
+    await expect.poll(() => hook.locator('.badge').textContent(), { timeout: 30_000 }).toBe('Disabled');
+    await hook.getByRole('button', { name: 'Edit webhook Paused' }).click();
+    const form = page.getByRole('form', { name: 'Edit webhook Paused' });
+    // The form holds the webhook as it is.
+    expect(await form.getByLabel('Name', { exact: true }).inputValue()).toBe('Paused');
+    expect(await form.getByLabel('URL', { exact: true }).inputValue()).toBe(`${receiver.url}/old`);
+    await expect.poll(() => form.getByLabel('webhook.test', { exact: true }).isChecked(), { timeout: 30_000 }).toBe(true);
+    expect(await form.getByLabel('Enabled', { exact: true }).isChecked()).toBe(false);
+    // None chosen is refused before sending.
+    await form.getByLabel('webhook.test', { exact: true }).uncheck();
+    await form.getByRole('button', { name: 'Save webhook' }).click();
+    await expect.poll(() => form.getByText('Choose at least one event type.').isVisible()).toBe(true);
+    await form.getByLabel('Name', { exact: true }).fill('Renamed');
+    await form.getByLabel('URL', { exact: true }).fill(receiver.url);
+    await form.getByLabel('webhook.test', { exact: true }).check();
+    await form.getByLabel(other, { exact: true }).check();
+    await form.getByLabel('Enabled', { exact: true }).check();
+    await form.getByRole('button', { name: 'Save webhook' }).click();
+    await expect.poll(() => hook.locator('strong').textContent(), { timeout: 30_000 }).toBe('Renamed');
+    expect((await t.json('GET', `/notifications/v1/webhook/${made.id}`)).body).toMatchObject({
+      name: 'Renamed',
+      url: receiver.url,
+      eventTypes: expect.arrayContaining(['webhook.test', other]),
+      isEnabled: true,
+      status: 'Healthy',
+    });
+    expect(await hook.locator('.badge').textContent()).toBe('Healthy');
+    expect(await page.getByRole('form', { name: /^Edit webhook/ }).count()).toBe(0);
+    // Enabled at its new URL, it is sent to.
+    await hook.getByRole('button', { name: 'Send test to Renamed' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Renamed answered 200' }).count(), { timeout: 30_000 }).toBe(1);
+    expect((await t.json('DELETE', `/notifications/v1/webhook/${made.id}`)).status).toBeLessThan(300);
+    await page.context().close();
+  }, 120_000);
+
   it('requires playback tokens by default and adds and removes an allowed domain', async () => {
     const page = await signIn(browser, p.baseUrl, t.id, t.key);
     page.on('dialog', (d) => void d.accept());
@@ -159,6 +206,79 @@ describeOnDb('pglite', 'Tenant console: Settings, Streaming and DRM', (kind) => 
     await page.context().close();
   }, 120_000);
 
+  it("edits a policy's fields, sets the DRM settings and the packager certificate, and shows the license log", async () => {
+    const policy = (await t.json('POST', '/drm/v1/policies', { templateId: 'rental-48h', name: 'Rental' })).body;
+    // A license granted and one refused (a key of another content), in the log of the last 24 hours.
+    const keyId = (await t.json('POST', '/drm/v1/keys', { contentId: 'film-1', count: 1 })).body.keys[0].keyId as string;
+    const token = (await t.json('POST', '/drm/v1/tokens', { contentId: 'film-1', userId: 'alice' })).body.token as string;
+    const clearKey = (kid: string) =>
+      p.fetch(`${p.baseUrl}/drm/v1/licenses/clearkey`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ kids: [kid] }),
+      });
+    expect((await clearKey(Buffer.from(keyId.replace(/-/g, ''), 'hex').toString('base64url'))).status).toBe(200);
+    expect((await clearKey(Buffer.alloc(16, 7).toString('base64url'))).status).toBe(403);
+
+    const page = await signIn(browser, p.baseUrl, t.id, t.key);
+    page.on('dialog', (d) => void d.accept());
+    await page.getByRole('link', { name: 'DRM' }).click();
+    const log = page.getByRole('table', { name: 'License requests' });
+    await expect.poll(() => log.locator('tbody tr').count(), { timeout: 30_000 }).toBe(2);
+    expect(await log.locator('tbody tr').first().textContent()).toContain('drm_key_not_allowed');
+    expect(await log.locator('tbody tr').last().textContent()).toContain('Granted');
+    expect(await page.getByRole('table', { name: 'Refusals by error code' }).locator('tbody').textContent()).toBe('drm_key_not_allowed4031');
+
+    const row = page.getByRole('table', { name: 'DRM policies' }).locator(`tr[data-policy="${policy.id}"]`);
+    await row.getByRole('button', { name: 'Edit policy Rental' }).click();
+    const form = page.getByRole('form', { name: 'Edit policy Rental' });
+    expect(await form.getByLabel('License duration (seconds)').inputValue()).toBe(String(policy.licenseDurationSeconds));
+    await form.getByLabel('Name', { exact: true }).fill('Weekend rental');
+    await form.getByLabel('License duration (seconds)').fill('7200');
+    await form.getByLabel('Rental window (seconds)').fill('');
+    await form.getByLabel('Concurrent streams').fill('2');
+    await form.getByLabel('ClearKey (the DASH ClearKey license)').uncheck();
+    await form.getByLabel('Aes128 (the HLS AES-128 key)').check();
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    await expect.poll(() => row.locator('td').first().textContent(), { timeout: 30_000 }).toBe('Weekend rental');
+    expect((await t.json('GET', `/drm/v1/policies/${policy.id}`)).body).toMatchObject({
+      name: 'Weekend rental',
+      licenseDurationSeconds: 7200,
+      rentalWindowSeconds: null,
+      concurrentStreams: 2,
+      allowedOutputs: ['Aes128'],
+    });
+    expect(await row.textContent()).toContain('2 h');
+
+    await expect.poll(() => page.getByLabel('Default policy').locator('option').count(), { timeout: 30_000 }).toBe(2);
+    await page.getByLabel('Default policy').selectOption({ label: 'Weekend rental' });
+    await page.getByLabel('Token lifetime (seconds)').fill('600');
+    await page.getByRole('button', { name: 'Save DRM settings' }).click();
+    await expect
+      .poll(async () => (await t.json('GET', '/drm/v1/settings')).body, { timeout: 30_000 })
+      .toMatchObject({ defaultPolicyId: policy.id, tokenTtlSeconds: 600 });
+
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=packager'],
+      { stdio: 'ignore' },
+    );
+    await expect.poll(() => page.getByText('No certificate').count(), { timeout: 30_000 }).toBe(1);
+    await page.getByLabel('Certificate (PEM)').fill(readFileSync(join(dir, 'cert.pem'), 'utf8'));
+    await page.getByRole('button', { name: 'Set certificate' }).click();
+    const certificate = page.locator('dl[aria-label="Packager certificate"]');
+    await expect.poll(() => certificate.count(), { timeout: 30_000 }).toBe(1);
+    const stored = (await t.json('GET', '/drm/v1/certificate')).body;
+    expect(stored.subject).toBe('CN=packager');
+    expect(await certificate.textContent()).toContain(stored.fingerprint256);
+    expect((await t.json('GET', '/drm/v1/settings')).body.hasCertificate).toBe(true);
+    await reviewScreen(page, SHOTS, 'console-drm-settings');
+    await page.getByRole('button', { name: 'Remove certificate' }).click();
+    await expect.poll(() => page.getByText('No certificate').count(), { timeout: 30_000 }).toBe(1);
+    expect((await t.json('GET', '/drm/v1/certificate')).status).toBe(404);
+    await page.context().close();
+  }, 120_000);
+
   it('a Viewer key finds every control of Settings, Streaming and DRM disabled, with the reason', async () => {
     await t.json('POST', '/streaming/v1/domains', { url: 'example.org' });
     const page = await signIn(browser, p.baseUrl, t.id, viewerKey);
@@ -178,6 +298,20 @@ describeOnDb('pglite', 'Tenant console: Settings, Streaming and DRM', (kind) => 
     await expect.poll(() => page.getByLabel('Template').locator('option').count(), { timeout: 30_000 }).toBeGreaterThan(0);
     expect(await page.getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
     expect(await page.getByLabel('Policy name').isDisabled()).toBe(true);
+    const reason = "This API key's role is Viewer: only an Admin key changes this.";
+    const edit = page.getByRole('button', { name: 'Edit policy Weekend rental' });
+    await expect.poll(() => edit.count(), { timeout: 30_000 }).toBe(1);
+    for (const control of [
+      edit,
+      page.getByRole('button', { name: 'Save DRM settings' }),
+      page.getByRole('button', { name: 'Set certificate' }),
+      page.getByLabel('Default policy'),
+    ]) {
+      expect(await control.isDisabled(), String(control)).toBe(true);
+      expect(await control.getAttribute('title'), String(control)).toBe(reason);
+    }
+    expect(await page.getByRole('table', { name: 'License requests' }).locator('tbody tr').count()).toBeGreaterThan(0);
+    await reviewScreen(page, SHOTS, 'console-drm-viewer');
     await page.context().close();
   }, 120_000);
 });

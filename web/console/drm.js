@@ -1,17 +1,20 @@
 // DRM (`#/drm`): the license statistics of a range (`GET /drm/v1/statistics/license-metrics` as figures and
-// `.../requests-histogram` as charts of requests, licenses and refusals), and the tenant's policies
-// (`/drm/v1/policies`: list, create from a template, delete). Changing policies needs an Admin key (`manage`).
+// `.../requests-histogram` as charts of requests, licenses and refusals) and the license log of that range
+// (drmLog.js), the tenant's policies (`/drm/v1/policies`: list, create from a template, edit in drmPolicy.js, delete),
+// and the DRM settings with the packager certificate (drmSettings.js). Changing them needs an Admin key (`manage`).
 import { alertBox, errorText, fill, formatDate, h, manageGuard } from '/console/dom.js';
 import { formatValue, lineChart } from '/console/charts.js';
+import { licenseLogCard } from '/console/drmLog.js';
+import { policyForm, seconds } from '/console/drmPolicy.js';
+import { drmSettingsCard } from '/console/drmSettings.js';
 
 const RANGES = [
   { label: 'Last 24 hours', ms: 24 * 3600_000, interval: 'Hour', step: 3600_000 },
   { label: 'Last hour', ms: 3600_000, interval: 'Minute', step: 60_000 },
   { label: 'Last 30 days', ms: 30 * 24 * 3600_000, interval: 'Day', step: 24 * 3600_000 },
 ];
-const seconds = (n) => (n === null || n === undefined ? 'no limit' : n % 86400 === 0 ? `${n / 86400} d` : n % 3600 === 0 ? `${n / 3600} h` : `${n} s`);
 
-function statisticsCard(session, { signal }) {
+function statisticsCard(session, { signal, onRange }) {
   const { client } = session;
   const alert = alertBox();
   const figures = h('dl', { class: 'facts' });
@@ -26,6 +29,7 @@ function statisticsCard(session, { signal }) {
     const to = Date.now();
     const from = to - r.ms;
     const query = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+    onRange(query);
     try {
       const [m, hist] = await Promise.all([
         client.request('GET', '/drm/v1/statistics/license-metrics', undefined, { query, signal }),
@@ -74,15 +78,25 @@ function statisticsCard(session, { signal }) {
   );
 }
 
-function policiesCard(session, { signal }) {
+function policiesCard(session, { signal, onChange }) {
   const { client } = session;
   const alert = alertBox();
   const list = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const editing = h('div', {});
+  const edit = (p) =>
+    fill(
+      editing,
+      policyForm(session, p, (saved) => {
+        fill(editing);
+        if (saved) refresh();
+      }),
+    );
 
   async function refresh() {
     try {
       const policies = [];
       for await (const p of client.paginate('/drm/v1/policies', {}, { signal })) policies.push(p);
+      onChange(policies);
       fill(
         list,
         policies.length === 0
@@ -114,6 +128,10 @@ function policiesCard(session, { signal }) {
                     h(
                       'td',
                       {},
+                      manageGuard(
+                        h('button', { type: 'button', class: 'quiet', 'aria-label': `Edit policy ${p.name}`, onclick: () => edit(p) }, 'Edit'),
+                        session,
+                      ),
                       manageGuard(
                         h(
                           'button',
@@ -198,18 +216,22 @@ function policiesCard(session, { signal }) {
     create,
   );
   refresh();
-  return h('section', { class: 'card', 'aria-labelledby': 'policies-title' }, h('h2', { id: 'policies-title' }, 'Policies'), alert, list, form);
+  return h('section', { class: 'card', 'aria-labelledby': 'policies-title' }, h('h2', { id: 'policies-title' }, 'Policies'), alert, list, editing, form);
 }
 
 export function drmScreen(session, { signal }) {
+  const log = licenseLogCard(session, { signal });
+  const settings = drmSettingsCard(session, { signal });
   return h(
     'section',
     {},
     h('h1', {}, 'DRM'),
     session.tenant.grants.includes('manage')
       ? null
-      : h('p', { class: 'note' }, `This API key's role is ${session.tenant.roleType}: only an Admin key changes DRM policies.`),
-    statisticsCard(session, { signal }),
-    policiesCard(session, { signal }),
+      : h('p', { class: 'note' }, `This API key's role is ${session.tenant.roleType}: only an Admin key changes DRM policies and settings.`),
+    statisticsCard(session, { signal, onRange: (range) => log.show(range) }),
+    log.card,
+    policiesCard(session, { signal, onChange: (policies) => settings.policiesChanged(policies) }),
+    settings.card,
   );
 }
