@@ -59,6 +59,9 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       MEDIAPLANE_LIVE_POLL_MS: '200',
       MEDIAPLANE_LIVE_SEGMENT_SECONDS: String(SEGMENT_S),
       MEDIAPLANE_LIVE_RETENTION_SECONDS: '600',
+      // Two outputs at a time: each of these small encodes takes less than the job queue's 1 s poll, so one worker made
+      // one a second whatever the machine could do.
+      MEDIAPLANE_TRANSCODE_CONCURRENCY: '2',
     });
     t = await p.createTenant();
   });
@@ -95,12 +98,38 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       return res.body.id as string;
     };
 
+    const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
+    // Every preset of the ranges across run changes (the MP4 download is there already).
+    const allPresets = PRESETS.map((x) => x.id).filter((id) => id !== 'mp4-h264-download');
+    // Every preset on the range across a reconnection; on the running range across colour → encoder, one preset per
+    // packaging (HLS, DASH, CMAF, the HLS ladder with its MP4, audio only, the remux): the encrypted ladders and the
+    // vertical one package as their clear ladders do, and are measured on the other range.
+    const packagings = allPresets.filter((id) => !/aes128|cenc|cbcs|vertical/.test(id));
+    const addOutputs = async (id: string, presets: string[]) => {
+      for (const preset of presets) {
+        const added = await t.json('POST', `/cvr/v1/recordings/${id}/outputs`, { preset });
+        expect(added.status, JSON.stringify(added.body)).toBe(200);
+      }
+    };
+
     // The channel's first run: its input-loss colour, a few seconds of it on the timeline.
-    await until(runs, (r) => r.length === 1 && r[0]!.length >= 4, { timeoutMs: 60_000, everyMs: 300, what: 'colour segments' });
+    const [colour] = await until(runs, (r) => r.length === 1 && r[0]!.length >= 4, { timeoutMs: 60_000, everyMs: 300, what: 'colour segments' });
+    // Past ranges are made from the timeline itself (on a loaded machine the channel lags the wall clock), each once
+    // the timeline holds it, so that its outputs are made while the channel goes on. In the channel's first run:
+    const pastFirst = await create('past, in the first run', colour![1]!.startMs + 300, colour![3]!.startMs + 300);
     // A running range and a future one, the encoder connecting inside both (once the future one has begun).
     const now = Date.now();
     const runningAcross = await create('running, across colour → encoder', now - 2000, now + 14_000);
     const futureAcross = await create('future, across colour → encoder', now + 1500, now + 14_000);
+    // The running range's outputs are added once it is recorded (Available), as to any finished recording, while the
+    // channel goes on.
+    const runningAcrossOutputs = until(
+      () => get(runningAcross),
+      (r) => r.status === 'Available' || r.status === 'Error',
+      { timeoutMs: 600_000, everyMs: 300, what: 'the running range recorded' },
+    ).then(() => addOutputs(runningAcross, packagings));
+    // Awaited below; until then a failure must not be reported as unhandled.
+    runningAcrossOutputs.catch(() => {});
     await until(
       async () => (await t.json('GET', `/cvr/v1/recordings/${futureAcross}`)).body.status,
       (s) => s === 'Live',
@@ -116,39 +145,29 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
     // The encoder drops and comes back: colour, then its second run. Not before its run holds both ranges above: a
     // loaded machine writes the timeline in batches, so the run may already have reached seconds past t1 at t1.
     const endOf = (run: TimelineSegment[]) => run.at(-1)!.startMs + run.at(-1)!.durationMs;
-    await until(runs, (r) => r[1]!.length >= 10 && endOf(r[1]!) > t1 + 5500 + 1000 * SEGMENT_S, {
+    const [first, live] = await until(runs, (r) => r[1]!.length >= 10 && endOf(r[1]!) > t1 + 5500 + 1000 * SEGMENT_S, {
       timeoutMs: 60_000,
       everyMs: 300,
       what: 'ten encoder segments, past the ranges inside the run',
     });
+    // Across the channel's first change of run, and after it.
+    const pastAcross = await create('past, across colour → encoder', first!.at(-1)!.startMs - 700, live![2]!.startMs + 400);
+    const pastAfter = await create('past, after a run change', live![3]!.startMs + 200, live![7]!.startMs + 200);
     await encoder.stop();
     await until(runs, (r) => r.length >= 3, { timeoutMs: 60_000, everyMs: 300, what: 'the colour after the encoder dropped' });
     encoder = pushEncoder(ingest, { size: '160x90', rate: FPS });
-    const [first, live, , again] = await until(runs, (r) => r.length >= 4 && r[3]!.length >= 3, { timeoutMs: 60_000, everyMs: 300, what: 'the encoder back' });
-    // Past ranges, from the timeline itself (on a loaded machine the channel lags the wall clock): in the channel's
-    // first run, across its first change of run, after it, and across the encoder's reconnection.
-    const pastFirst = await create('past, in the first run', first![1]!.startMs + 300, first![3]!.startMs + 300);
-    const pastAcross = await create('past, across colour → encoder', first!.at(-1)!.startMs - 700, live![2]!.startMs + 400);
-    const pastAfter = await create('past, after a run change', live![3]!.startMs + 200, live![7]!.startMs + 200);
-    const pastReconnect = await create('past, across a reconnection', live!.at(-2)!.startMs + 100, again![1]!.startMs + 600);
+    const [, dropped, , again] = await until(runs, (r) => r.length >= 4 && r[3]!.length >= 3, {
+      timeoutMs: 60_000,
+      everyMs: 300,
+      what: 'the encoder back',
+    });
+    // Across the encoder's reconnection.
+    const pastReconnect = await create('past, across a reconnection', dropped!.at(-2)!.startMs + 100, again![1]!.startMs + 600);
     await encoder.stop();
+    await addOutputs(pastReconnect, allPresets);
+    await runningAcrossOutputs;
 
     const recordings = { runningAcross, futureAcross, runningAfter, futureAfter, pastFirst, pastAcross, pastAfter, pastReconnect };
-    const get = async (id: string) => (await t.json('GET', `/cvr/v1/recordings/${id}`)).body;
-    // Every preset of the ranges across run changes (the MP4 download is there already).
-    const allPresets = PRESETS.map((x) => x.id).filter((id) => id !== 'mp4-h264-download');
-    // Every preset on the range across a reconnection; on the running range across colour → encoder, one preset per
-    // packaging (HLS, DASH, CMAF, the HLS ladder with its MP4, audio only, the remux): the encrypted ladders and the
-    // vertical one package as their clear ladders do, and are measured on the other range.
-    const packagings = allPresets.filter((id) => !/aes128|cenc|cbcs|vertical/.test(id));
-    for (const [id, presets] of [
-      [runningAcross, packagings],
-      [pastReconnect, allPresets],
-    ] as const)
-      for (const preset of presets) {
-        const added = await t.json('POST', `/cvr/v1/recordings/${id}/outputs`, { preset });
-        expect(added.status, JSON.stringify(added.body)).toBe(200);
-      }
     const done = (r: any) => r.status === 'Error' || (r.status === 'Available' && r.outputs.every((o: any) => ['Available', 'Error'].includes(o.status)));
     const failures: string[] = [];
     const near = (what: string, measured: number, expected: number) => between(what, measured, expected, expected);
@@ -157,7 +176,8 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       console.log(line);
       if (!(measured >= low - FRAME_S && measured <= high + FRAME_S)) failures.push(line);
     };
-    for (const [name, id] of Object.entries(recordings)) {
+    // Each recording is measured once its outputs are made, the others' still encoding meanwhile.
+    const measure = async ([name, id]: [string, string]) => {
       const rec = await until(() => get(id), done, { timeoutMs: 600_000, everyMs: 500, what: `${name}: its outputs made` });
       expect(rec.status, `${name}: ${rec.errorMessage}`).toBe('Available');
       const rows = await recordedSegments(p.ctx, id);
@@ -165,7 +185,7 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       const trackS = (track: string) => rows.filter((s) => s.track === track).reduce((a, s) => a + s.durationMs, 0) / 1000;
       const expected = rec.durationMilliseconds / 1000;
       const tracks = { video: trackS('144p'), audio: trackS('audio') };
-      for (const o of rec.outputs) {
+      const measureOutput = async (o: any) => {
         expect(o.status, `${name} ${o.preset}: ${o.errorMessage}`).toBe('Available');
         const progress = (await t.json('GET', `/cvr/v1/recordings/${id}/outputs/${o.id}/progress`)).body;
         expect(progress, `${name} ${o.preset}`).toEqual({ progressPercent: 100 });
@@ -188,16 +208,18 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
               );
             }
           } else if (e.format === 'HLS') {
-            for (const pl of await playlistDurations(e.url)) between(`${what} ${pl.kind} playlist`, pl.seconds, tracks[pl.kind], expected);
+            const playlists = await playlistDurations(e.url);
+            for (const pl of playlists) between(`${what} ${pl.kind} playlist`, pl.seconds, tracks[pl.kind], expected);
             // ffprobe's duration of HLS is its first variant's (ffprobe has no key for an encrypted one).
-            if (!drm) near(`${what} ffprobe`, Number((await ffprobe(e.url)).format.duration), (await playlistDurations(e.url))[0]!.seconds);
+            if (!drm) near(`${what} ffprobe`, Number((await ffprobe(e.url)).format.duration), playlists[0]!.seconds);
           } else {
             // DASH: the MPD's own duration (ffmpeg's DASH reader takes whole seconds of it).
             const mpd = await (await fetch(e.url)).text();
             near(`${what} mediaPresentationDuration`, mpdDurationMs(mpd) / 1000, expected);
           }
         }
-      }
+      };
+      await Promise.all(rec.outputs.map(measureOutput));
       if (name.includes('Across') || name.includes('Reconnect')) expect(runCount, `${name}: a run change inside`).toBeGreaterThanOrEqual(2);
       else {
         const video = rows.filter((s) => s.track === '144p');
@@ -207,7 +229,8 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
         });
         expect(runCount, `${name}: inside one run (${spans.join(', ')})`).toBe(1);
       }
-    }
+    };
+    await Promise.all(Object.entries(recordings).map(measure));
     expect(failures).toEqual([]);
   }, 900_000);
 });
