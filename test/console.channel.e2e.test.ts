@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { recordChannelStats } from '../src/modules/live/stats.ts';
 import { launchBrowser } from './helpers/browser.ts';
 import { atPhoneWidth, chartInk, reviewScreen, shotsDir, signIn } from './helpers/console.ts';
@@ -113,6 +113,51 @@ describeOnDb('pglite', 'Tenant console: channel charts, schedule and deletion', 
     await page.context().close();
   }, 120_000);
 
+  it("edits an event's title, times, tags and metadata in place (PATCH: the same event, not a new one)", async () => {
+    const day = new Date(minute + 2 * 24 * 3600_000);
+    const at = (hh: number, mm: number) => {
+      const d = new Date(day);
+      d.setHours(hh, mm, 0, 0);
+      return d;
+    };
+    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    const { id } = (await t.json('POST', '/live/v1/events', { channelId, title: 'Talk', start: at(14, 0).toISOString(), end: at(15, 0).toISOString() })).body;
+    const made = (await t.json('GET', `/live/v1/events/${id}`)).body;
+    // Deleted however the test ends: the Viewer's test below counts the channel's events.
+    onTestFinished(() => t.json('DELETE', `/live/v1/events/${id}`).then(() => {}));
+    const page = await openChannel(t.key);
+    const item = page.getByRole('list', { name: 'Events of the week' }).locator(`[data-event="${made.id}"]`);
+    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1);
+    await item.getByRole('button', { name: 'Edit event Talk' }).click();
+    const form = page.getByRole('form', { name: 'Edit event Talk' });
+    expect(await form.getByLabel('Start', { exact: true }).inputValue()).toBe(local(at(14, 0)));
+    await form.getByLabel('Title', { exact: true }).fill('Panel');
+    await form.getByLabel('Start', { exact: true }).fill(local(at(13, 30)));
+    await form.getByLabel('End', { exact: true }).fill(local(at(13, 0)));
+    await form.getByRole('button', { name: 'Save event' }).click();
+    await expect.poll(() => form.getByText('The end must be after the start.').isVisible()).toBe(true);
+    await form.getByLabel('End', { exact: true }).fill(local(at(16, 0)));
+    await form.getByLabel('Tags', { exact: true }).fill('live, panel');
+    await form.getByLabel('Metadata', { exact: true }).fill('room: B');
+    await form.getByRole('button', { name: 'Save event' }).click();
+    await expect.poll(() => item.locator('strong').textContent(), { timeout: 30_000 }).toBe('Panel');
+    expect(await page.getByRole('form', { name: /^Edit event/ }).count()).toBe(0);
+    const events = (await t.json('GET', `/live/v1/events?channelId=${channelId}`)).body.items;
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      id: made.id,
+      createDate: made.createDate,
+      title: 'Panel',
+      start: at(13, 30).toISOString(),
+      end: at(16, 0).toISOString(),
+      tags: ['live', 'panel'],
+      metadata: { room: 'B' },
+      status: 'Scheduled',
+    });
+    expect(await page.locator('svg.schedule').getAttribute('aria-label')).toMatch(/Panel/);
+    await page.context().close();
+  }, 120_000);
+
   it('a Viewer key sees the charts and the schedule with every write control disabled', async () => {
     await t.json('POST', '/live/v1/events', {
       channelId,
@@ -125,6 +170,7 @@ describeOnDb('pglite', 'Tenant console: channel charts, schedule and deletion', 
     const item = page.getByRole('listitem').filter({ hasText: 'Evening news' });
     await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1);
     expect(await item.getByRole('button', { name: 'Delete event Evening news' }).isDisabled()).toBe(true);
+    expect(await item.getByRole('button', { name: 'Edit event Evening news' }).isDisabled()).toBe(true);
     for (const name of ['Schedule event', 'Delete channel']) expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
     expect(await page.getByLabel('Event title').isDisabled()).toBe(true);
     await reviewScreen(page, SHOTS, 'console-channel-charts-viewer');

@@ -1,7 +1,8 @@
 // A channel's events on a schedule (`GET /live/v1/events?channelId=&searchStart=&searchEnd=`): a week as seven rows of
-// 24 hours with each event drawn where it falls, and the same events as an agenda with their status and "Delete";
-// "Schedule an event" creates one (`POST /live/v1/events`).
+// 24 hours with each event drawn where it falls, and the same events as an agenda with their status, "Edit"
+// (eventEdit.js) and "Delete"; "Schedule an event" creates one (`POST /live/v1/events`).
 import { alertBox, badge, errorText, fill, guard, h } from '/console/dom.js';
+import { eventForm, localInput } from '/console/eventEdit.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const DAY = 24 * 3600_000;
@@ -22,11 +23,6 @@ const startOfDay = (ms) => {
 };
 const dayName = (ms) => new Date(ms).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' });
 const clock = (ms) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-/** A `datetime-local` input's value for a time (local, to the minute). */
-const localInput = (ms) => {
-  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return d.toISOString().slice(0, 16);
-};
 
 /** The week from `from` as seven rows of 24 hours, each event a bar in the rows it covers. */
 function weekChart(events, from) {
@@ -75,6 +71,7 @@ export function eventsCard(session, channelId, { signal }) {
   const chart = h('div', {});
   const agenda = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const weekTitle = h('span', { class: 'muted' });
+  const editing = h('div', {});
   let from = startOfDay(Date.now());
 
   async function refresh() {
@@ -107,6 +104,30 @@ export function eventsCard(session, channelId, { signal }) {
       badge(e.status),
       e.ensureChannel ? h('span', { class: 'muted' }, 'starts the channel') : null,
       h('span', { class: 'spacer' }),
+      guard(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'quiet',
+            'aria-label': `Edit event ${title}`,
+            onclick: () =>
+              fill(
+                editing,
+                eventForm(session, e, async (saved) => {
+                  fill(editing);
+                  if (!saved) return;
+                  // Shown in the week on screen, or in the seven days from its new start.
+                  const a = Date.parse(saved.start);
+                  if (a >= from + 7 * DAY || Date.parse(saved.end) <= from) from = startOfDay(a);
+                  await refresh();
+                }),
+              ),
+          },
+          'Edit',
+        ),
+        session,
+      ),
       guard(
         h(
           'button',
@@ -214,6 +235,7 @@ export function eventsCard(session, channelId, { signal }) {
     alert,
     chart,
     agenda,
+    editing,
     form,
   );
 }
