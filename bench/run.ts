@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(args: string[]): Promise<vo
   recorder: () => import('./recorder.ts'),
   watermark: () => import('./watermark.ts'),
   thumbnail: () => import('./thumbnail.ts'),
+  console: () => import('./console.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -183,7 +183,7 @@ async function nativeReference(o: {
  * A video file as users upload them, with bytes nothing can compress: `mib / 16` random 4096x4096 8-bit frames in
  * Matroska (ffmpeg only wraps them), so that `complete` probes real media; returns the MD5.
  */
-function writeVideo(path: string, mib: number): string {
+export function writeVideo(path: string, mib: number): string {
   const frames = join(dirname(path), 'frames.raw');
   writeSource(frames, Math.max(1, Math.round(mib / 16)) * 16 * 1024 * 1024);
   execFileSync('ffmpeg', [
