@@ -4,7 +4,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeClip, tempDir } from './helpers/media.ts';
+import { and, eq } from 'drizzle-orm';
 import { storageDeletions } from '../src/db/storageDeletions.ts';
+import { vodOutputs } from '../src/modules/vod/assets/tables.ts';
 import { describeEachDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
 import { until } from './helpers/until.ts';
@@ -169,19 +171,31 @@ describeEachDb('VOD assets', (kind) => {
     expect((await t.json('GET', `/vod/v1/assets/${body.id}`)).body.outputs.map((o: any) => o.id)).not.toContain('audio');
     expect((await t.json('DELETE', `/vod/v1/assets/${body.id}/outputs/audio`)).status).toBe(404);
 
-    const expiring = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, {
-      preset: 'audio-aac',
-      id: 'short',
-      expirationDate: new Date(Date.now() + 8_000).toISOString(),
-    });
+    const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+    const expiring = await t.json('POST', `/vod/v1/assets/${body.id}/outputs`, { preset: 'audio-aac', id: 'short', expirationDate: expiresAt });
     expect(expiring.status).toBe(200);
+    // Made, with its expiration as given; then made due here rather than in an hour: the sweep removes it with its files.
+    const made = await until(
+      () => t.json('GET', `/vod/v1/assets/${body.id}`),
+      (r) => ['Available', 'Error'].includes(r.body.outputs.find((o: any) => o.id === 'short')?.status),
+      { timeoutMs: 90_000 },
+    );
+    const short = made.body.outputs.find((o: any) => o.id === 'short');
+    expect(short).toMatchObject({ status: 'Available', expirationDate: expiresAt });
+    // The stored file its MP4 endpoint serves (the URL's path below the asset is the key's below the asset's prefix).
+    const shortKey = `tenants/${t.id}/vod/${body.id}/${new URL(short.endpoints.find((e: any) => e.format === 'MP4').url).pathname.split(`/${body.id}/`)[1]}`;
+    expect(await p.ctx.store.head(shortKey), shortKey).toBeDefined();
+    await p.ctx.db
+      .update(vodOutputs)
+      .set({ expirationDate: new Date(Date.now() - 1000) })
+      .where(and(eq(vodOutputs.assetId, body.id), eq(vodOutputs.id, 'short')));
     const gone = await until(
       () => t.json('GET', `/vod/v1/assets/${body.id}`),
       (r) => !r.body.outputs.some((o: any) => o.id === 'short'),
       { timeoutMs: 60_000 },
     );
     expect(gone.body.outputs.map((o: any) => o.id)).toHaveLength(1);
-    expect(await p.ctx.store.head(`tenants/${t.id}/vod/${body.id}/short/audio.m4a`)).toBeUndefined();
+    expect(await p.ctx.store.head(shortKey), shortKey).toBeUndefined();
     // Deleted again later, as a user's deletion is, whatever a worker may still write there.
     const pending = await p.ctx.db.select().from(storageDeletions);
     expect(pending.map((d) => d.prefix)).toContain(`tenants/${t.id}/vod/${body.id}/short/`);
