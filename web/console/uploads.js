@@ -137,6 +137,19 @@ function uploadRow(session, file, { preset, state }) {
     cancel = new AbortController();
     const started = performance.now();
     let first;
+    let latest;
+    let drawing;
+    const draw = () => {
+      drawing = undefined;
+      if (cancel.signal.aborted || !latest) return;
+      const { loaded, total } = latest;
+      // 100% is kept for the upload completed: bytes handed to the network are not yet stored.
+      bar.value = total ? Math.min(99, Math.floor((loaded / total) * 100)) : 0;
+      const seconds = (performance.now() - started) / 1000;
+      const speed = seconds > 0 ? (loaded - first) / seconds : 0;
+      const left = speed > 0 ? Math.ceil((total - loaded) / speed) : 0;
+      fill(status, `${formatBytes(loaded)} of ${formatBytes(total)}`, speed > 0 ? ` · ${formatBytes(speed)}/s` : '', left > 0 ? ` · ${left} s left` : '');
+    };
     fill(actions, h('button', { type: 'button', class: 'quiet', 'aria-label': `Cancel upload of ${file.name}`, onclick: onCancel }, 'Cancel'));
     alert.show();
     client
@@ -148,23 +161,23 @@ function uploadRow(session, file, { preset, state }) {
           saved = s;
           save(session, { name: file.name, size: file.size, preset, state: s });
         },
-        onProgress: ({ loaded, total }) => {
-          first ??= loaded;
-          // 100% is kept for the upload completed: bytes handed to the network are not yet stored.
-          bar.value = total ? Math.min(99, Math.floor((loaded / total) * 100)) : 0;
-          const seconds = (performance.now() - started) / 1000;
-          const speed = seconds > 0 ? (loaded - first) / seconds : 0;
-          const left = speed > 0 ? Math.ceil((total - loaded) / speed) : 0;
-          fill(status, `${formatBytes(loaded)} of ${formatBytes(total)}`, speed > 0 ? ` · ${formatBytes(speed)}/s` : '', left > 0 ? ` · ${left} s left` : '');
+        onProgress: (progress) => {
+          first ??= progress.loaded;
+          latest = progress;
+          // Drawn at most every 250 ms: the browser reports progress many times a second per part in flight, and
+          // drawing each report took a third of an upload's speed (bench/console).
+          drawing ??= setTimeout(draw, 250);
         },
       })
       .then(({ fileId }) => {
+        clearTimeout(drawing);
         forget(session, fileId);
         bar.value = 100;
         fill(status, `Uploaded ${formatBytes(file.size)}`);
         fill(actions, createButton(fileId));
       })
       .catch((e) => {
+        clearTimeout(drawing);
         if (cancel.signal.aborted) return;
         // Kept on the platform: "Resume" sends the parts still missing.
         fill(status, 'Interrupted');
