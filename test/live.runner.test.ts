@@ -344,15 +344,15 @@ describeEachDb('Live channel runner', (kind) => {
     const id = await create();
     await t.call('POST', `/live/v1/channels/${id}/start`);
     await waitStatus(id, 'On');
-    const seconds = 10;
+    const seconds = 6;
     const sent = push(await ingestUrl(id), seconds);
     await waitEvents(id, 'live.channel.input.connected', 1);
     expect(await sent.exited).toBe(0);
     await waitEvents(id, 'live.channel.input.lost', 1);
     // The channel plays its input-loss colour a while without an encoder: that time is no frame rate of the input.
-    // 8 s of it (with the seconds before the push) would pull the day's average below 0.7 of the sent rate if counted:
-    // 10 s of frames over 18 s or more is 0.55 of it.
-    await new Promise((r) => setTimeout(r, 8_000));
+    // 5 s of it (with the seconds before the push) would pull the day's average below 0.7 of the sent rate if counted:
+    // 6 s of frames over 11 s or more is 0.55 of it.
+    await new Promise((r) => setTimeout(r, 5_000));
     await t.call('POST', `/live/v1/channels/${id}/stop`);
     await waitStatus(id, 'Off');
     for (const r of runners.splice(0)) await r.close();
