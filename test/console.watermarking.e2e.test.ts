@@ -157,7 +157,7 @@ describeOnDb('pglite', 'Tenant console: Watermarking', (kind) => {
   it('a Viewer key sees the assets, sessions and results with every write control disabled, with the reason', async () => {
     const page = await open(viewerKey);
     const reason = "This API key's role is Viewer: it can read but not change content.";
-    expect(await page.locator('.note').textContent()).toBe(reason);
+    expect(await page.locator('.note').first().textContent()).toBe(reason);
     const session = page.getByRole('table', { name: 'Sessions' }).locator('tr').filter({ hasText: 'Ada' });
     await expect.poll(() => session.count(), { timeout: 30_000 }).toBe(1);
     const file = page.getByRole('table', { name: 'Suspect files' }).locator('tr').filter({ hasText: 'ada-capture.ts' });
@@ -175,7 +175,48 @@ describeOnDb('pglite', 'Tenant console: Watermarking', (kind) => {
       expect(await control.isDisabled(), String(control)).toBe(true);
       expect(await control.getAttribute('title'), String(control)).toBe(reason);
     }
+    // The settings need an Admin key: shown, not changeable.
+    const adminOnly = "This API key's role is Viewer: only an Admin key changes this.";
+    await expect.poll(() => page.getByLabel('Mark strength').inputValue(), { timeout: 30_000 }).toBe('3');
+    for (const control of [
+      page.getByLabel('Mark strength'),
+      page.getByLabel('Code length (bits)'),
+      page.getByRole('button', { name: 'Save watermarking settings' }),
+    ]) {
+      expect(await control.isDisabled(), String(control)).toBe(true);
+      expect(await control.getAttribute('title'), String(control)).toBe(adminOnly);
+    }
     await reviewScreen(page, SHOTS, 'console-watermarking-viewer');
     await page.context().close();
   }, 120_000);
+  it("changes the watermarking settings: a value out of range is refused in the API's words, the others are saved and the minimum length follows", async () => {
+    const page = await open(t.key);
+    const settings = async () => (await t.json('GET', '/watermarking/v1/settings')).body;
+    await expect.poll(() => page.getByLabel('Code length (bits)').inputValue(), { timeout: 30_000 }).toBe('6');
+    expect(await page.getByLabel('Segment duration (seconds)').inputValue()).toBe('1');
+    const before = await settings();
+
+    // The browser does not stop the value: the API refuses it, and its message is shown as it is.
+    await page.getByLabel('Mark strength').fill('7');
+    await page.getByRole('button', { name: 'Save watermarking settings' }).click();
+    const refusal = (await t.json('PATCH', '/watermarking/v1/settings', { strength: 7 })).body.status.message as string;
+    expect(refusal).toMatch(/strength/);
+    const alert = page.getByRole('region', { name: 'Watermarking settings' }).getByRole('alert');
+    await expect.poll(() => alert.textContent(), { timeout: 30_000 }).toBe(refusal);
+    expect(await settings()).toEqual(before);
+
+    await page.getByLabel('Mark strength').fill('4');
+    await page.getByLabel('Code length (bits)').fill('8');
+    await page.getByLabel('Segment duration (seconds)').fill('2');
+    await page.getByLabel('Session token lifetime (seconds)').fill('3600');
+    await page.getByLabel('Detection threshold').fill('0.5');
+    await page.getByRole('button', { name: 'Save watermarking settings' }).click();
+    await expect.poll(settings, { timeout: 30_000 }).toEqual({ userNumberBits: 8, segmentDuration: 2, strength: 4, tokenTtlSeconds: 3600, minConfidence: 0.5 });
+    expect(await alert.isVisible()).toBe(false);
+    // (8 + 8) bits of 2 s: the picker of "Prepare an asset" says so, and the 16 s clip is now too short.
+    await expect.poll(() => page.locator('#wm-vod-asset-help').textContent(), { timeout: 30_000 }).toContain('needs at least 0:32');
+    expect(await page.getByRole('option', { name: 'Clip (0:16, too short)' }).isDisabled()).toBe(true);
+    await reviewScreen(page, SHOTS, 'console-watermarking-settings');
+    await page.context().close();
+  }, 60_000);
 });

@@ -1,15 +1,20 @@
 // Watermarking (`#/watermarking`): the tenant's prepared assets (`/watermarking/v1/assets`: each VOD asset encoded in
 // two marked variants, with the preparation's status and progress, and "Prepare an asset"), the sessions viewers play
-// them through (watermarkingSessions.js) and suspect captures with what detection read in them (watermarkingFiles.js).
+// them through (watermarkingSessions.js), suspect captures with what detection read in them (watermarkingFiles.js) and
+// the tenant's watermarking settings (watermarkingSettings.js).
 import { alertBox, badge, errorText, fill, formatDate, formatDuration, guard, h } from '/console/dom.js';
 import { assetTitle, sessionsCard } from '/console/watermarkingSessions.js';
 import { suspectsCard } from '/console/watermarkingFiles.js';
+import { watermarkingSettingsCard } from '/console/watermarkingSettings.js';
 
 const PAGE_SIZE = 20;
 const POLL_MS = 3000;
 const settling = (a) => a.status === 'Pending' || a.status === 'Processing';
 
-/** The prepared assets, newest first, a page at a time; read again every 3 s while one is being prepared. */
+/**
+ * The prepared assets, newest first, a page at a time; read again every 3 s while one is being prepared. Answers
+ * `{ card, settingsChanged() }`: the VOD asset picker says the minimum length at the settings, read again on a change.
+ */
 function assetsCard(session, { signal, onChange }) {
   const { client } = session;
   const alert = alertBox();
@@ -85,7 +90,7 @@ function assetsCard(session, { signal, onChange }) {
   const title = guard(h('input', { id: 'wm-title', maxLength: 1024, placeholder: 'the VOD asset’s title' }), session);
   const prepare = guard(h('button', { type: 'submit' }, 'Prepare asset'), session);
   const formAlert = alertBox();
-  (async () => {
+  const readPicker = async () => {
     try {
       const [settings, vod] = await Promise.all([
         client.request('GET', '/watermarking/v1/settings', undefined, { signal }),
@@ -114,7 +119,8 @@ function assetsCard(session, { signal, onChange }) {
     } catch (e) {
       if (!signal.aborted) formAlert.show(errorText(e));
     }
-  })();
+  };
+  readPicker();
   const form = h(
     'form',
     {
@@ -150,7 +156,7 @@ function assetsCard(session, { signal, onChange }) {
   );
 
   load();
-  return h(
+  const card = h(
     'section',
     { class: 'card', 'aria-labelledby': 'wm-assets-title' },
     h('h2', { id: 'wm-assets-title' }, 'Prepared assets'),
@@ -172,6 +178,7 @@ function assetsCard(session, { signal, onChange }) {
     pager,
     form,
   );
+  return { card, settingsChanged: readPicker };
 }
 
 export function watermarkingScreen(session, { signal }) {
@@ -182,8 +189,9 @@ export function watermarkingScreen(session, { signal }) {
     {},
     h('h1', {}, 'Watermarking'),
     session.canWrite ? null : h('p', { class: 'note' }, session.readOnlyReason),
-    assets,
+    assets.card,
     sessions.card,
     suspectsCard(session, { signal }),
+    watermarkingSettingsCard(session, { signal, changed: () => assets.settingsChanged() }),
   );
 }
