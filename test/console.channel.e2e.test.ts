@@ -158,6 +158,58 @@ describeOnDb('pglite', 'Tenant console: channel charts, schedule and deletion', 
     await page.context().close();
   }, 120_000);
 
+  it("draws every channel's events on one schedule on the Live screen, each linking to its channel", async () => {
+    const other = (await t.json('POST', '/live/v1/channels', { name: 'Studio B', input: { inputLoss: { type: 'COLOR' } } })).body.id as string;
+    const day = new Date(minute + 24 * 3600_000);
+    const at = (hh: number, mm: number, days = 0) => {
+      const d = new Date(day.getTime() + days * 24 * 3600_000);
+      d.setHours(hh, mm, 0, 0);
+      return d.toISOString();
+    };
+    const schedule = async (channel: string, title: string, start: string, end: string) => {
+      const { id } = (await t.json('POST', '/live/v1/events', { channelId: channel, title, start, end })).body;
+      onTestFinished(() => t.json('DELETE', `/live/v1/events/${id}`).then(() => {}));
+      return id as string;
+    };
+    onTestFinished(() => t.json('DELETE', `/live/v1/channels/${other}`).then(() => {}));
+    // Two events at the same time on two channels (tomorrow), and one of the second channel a week later.
+    const brief = await schedule(channelId, 'Morning brief', at(9, 0), at(10, 0));
+    const match = await schedule(other, 'Match', at(9, 30), at(11, 0));
+    await schedule(other, 'Late show', at(21, 0, 7), at(22, 0, 7));
+
+    const page = await signIn(browser, p.baseUrl, t.id, t.key);
+    await page.getByRole('link', { name: 'Live' }).click();
+    const agenda = page.getByRole('list', { name: 'Events of all channels this week' });
+    await expect.poll(() => agenda.getByRole('listitem').count(), { timeout: 30_000 }).toBe(2);
+    // In the order of their start, each naming its channel with a link to it.
+    expect(await agenda.getByRole('listitem').evaluateAll((items) => items.map((li) => (li as HTMLElement).dataset.event))).toEqual([brief, match]);
+    expect(await agenda.getByRole('link', { name: 'Charts: channel of Morning brief' }).getAttribute('href')).toBe(`#/channels/${channelId}`);
+    expect(await agenda.getByRole('link', { name: 'Studio B: channel of Match' }).getAttribute('href')).toBe(`#/channels/${other}`);
+    const chart = page.getByRole('img', { name: /^2 events from/ });
+    expect(await chart.getAttribute('aria-label')).toMatch(/Morning brief on Charts .*; Match on Studio B /);
+    // At the same time, so in two lanes of the day's row, neither hiding the other.
+    const bars = chart.locator('rect');
+    expect(await bars.count()).toBe(2);
+    expect(new Set(await bars.evaluateAll((rects) => rects.map((r) => r.getAttribute('y')))).size).toBe(2);
+    await reviewScreen(page, SHOTS, 'console-channels-schedule');
+    await atPhoneWidth(page, `${SHOTS}/console-channels-schedule-phone.png`);
+
+    await page.getByRole('button', { name: 'Next week' }).click();
+    await expect.poll(() => agenda.getByRole('listitem').count(), { timeout: 30_000 }).toBe(1);
+    expect(await agenda.getByRole('listitem').textContent()).toMatch(/Late show.*Studio B$/);
+    await page.getByRole('button', { name: 'This week' }).click();
+    await expect.poll(() => agenda.getByRole('listitem').count(), { timeout: 30_000 }).toBe(2);
+
+    // A bar opens its channel's page, as the agenda's link does.
+    await bars.nth(1).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 30_000 }).toBe('Studio B');
+    expect(page.url()).toBe(`${p.baseUrl}/console#/channels/${other}`);
+    await page.goBack();
+    await agenda.getByRole('link', { name: 'Charts: channel of Morning brief' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 30_000 }).toBe('Charts');
+    await page.context().close();
+  }, 120_000);
+
   it('a Viewer key sees the charts and the schedule with every write control disabled', async () => {
     await t.json('POST', '/live/v1/events', {
       channelId,

@@ -1,7 +1,8 @@
 // The Live screen: the tenant's channels with Start and Stop, each one's ingest (ingest.js) a click away, a link to
-// its own page (channel.js), and a form to create one.
+// its own page (channel.js), a form to create one, and the events of all channels on one schedule (schedule.js).
 import { alertBox, badge, errorText, fill, guard, h } from '/console/dom.js';
 import { showIngest } from '/console/ingest.js';
+import { allEventsCard } from '/console/schedule.js';
 
 const POLL_MS = 3000;
 const MOVING = new Set(['Starting', 'Stopping']);
@@ -124,5 +125,13 @@ export function channelsScreen(session, { signal }) {
   );
 
   watch();
-  return h('section', {}, h('h1', {}, 'Live channels'), alert, h('div', { class: 'card' }, h('h2', {}, 'Channels'), list), form);
+  return h(
+    'section',
+    {},
+    h('h1', {}, 'Live channels'),
+    alert,
+    h('div', { class: 'card' }, h('h2', {}, 'Channels'), list),
+    form,
+    allEventsCard(session, { signal }),
+  );
 }

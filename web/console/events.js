@@ -1,35 +1,55 @@
 // A channel's events on a schedule (`GET /live/v1/events?channelId=&searchStart=&searchEnd=`): a week as seven rows of
 // 24 hours with each event drawn where it falls, and the same events as an agenda with their status, "Edit"
-// (eventEdit.js) and "Delete"; "Schedule an event" creates one (`POST /live/v1/events`).
+// (eventEdit.js) and "Delete"; "Schedule an event" creates one (`POST /live/v1/events`). The week's drawing is shared
+// with the schedule of all channels (schedule.js).
 import { alertBox, badge, errorText, fill, guard, h } from '/console/dom.js';
 import { eventForm, localInput } from '/console/eventEdit.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const DAY = 24 * 3600_000;
+export const DAY = 24 * 3600_000;
 const POLL_MS = 30_000;
 const COLOURS = { Scheduled: '#2459d6', Live: '#16a34a', Finished: '#9ca3af' };
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, String(v));
   for (const c of children.flat(Infinity)) if (c !== undefined && c !== null) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
 
-const startOfDay = (ms) => {
+export const startOfDay = (ms) => {
   const d = new Date(ms);
   d.setHours(0, 0, 0, 0);
   return d.getTime();
 };
-const dayName = (ms) => new Date(ms).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' });
-const clock = (ms) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+export const dayName = (ms) => new Date(ms).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' });
+export const clock = (ms) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
-/** The week from `from` as seven rows of 24 hours, each event a bar in the rows it covers. */
-function weekChart(events, from) {
+/** Each event's lane: events that overlap get different lanes, so neither hides the other. Answers `{ lane, lanes }`. */
+function laneOf(events) {
+  const ends = [];
+  const lane = new Map();
+  for (const e of [...events].sort((a, b) => Date.parse(a.start) - Date.parse(b.start))) {
+    let i = ends.findIndex((end) => end <= Date.parse(e.start));
+    if (i < 0) i = ends.push(0) - 1;
+    ends[i] = Date.parse(e.end);
+    lane.set(e, i);
+  }
+  return { lane, lanes: Math.max(ends.length, 1) };
+}
+
+/**
+ * The week from `from` as seven rows of 24 hours, each event a bar in the rows it covers; events at the same time are
+ * drawn in lanes one above the other. `name(e)` is how an event is called (its title; with its channel's name across
+ * channels) and `onOpen(e)`, when given, what a click on its bar does (the agenda's links are the keyboard's way).
+ */
+export function weekChart(events, from, { name = (e) => e.title ?? 'Event', onOpen } = {}) {
   const W = 760;
   const LEFT = 104;
   const ROW = 26;
   const x = (ms, day) => LEFT + ((ms - day) / DAY) * (W - LEFT - 8);
+  const { lane, lanes } = laneOf(events);
+  const height = (ROW - 6) / lanes;
   const rows = [];
   for (let i = 0; i < 7; i++) {
     const day = from + i * DAY;
@@ -38,11 +58,21 @@ function weekChart(events, from) {
       .map((e) => {
         const a = Math.max(Date.parse(e.start), day);
         const b = Math.min(Date.parse(e.end), day + DAY);
-        return s(
+        const bar = s(
           'rect',
-          { x: x(a, day), y: 20 + i * ROW + 3, width: Math.max(x(b, day) - x(a, day), 2), height: ROW - 6, rx: 3, fill: COLOURS[e.status] ?? '#6b7280' },
-          s('title', {}, `${e.title ?? 'Event'}: ${clock(Date.parse(e.start))}–${clock(Date.parse(e.end))} (${e.status})`),
+          {
+            x: x(a, day),
+            y: 20 + i * ROW + 3 + lane.get(e) * height,
+            width: Math.max(x(b, day) - x(a, day), 2),
+            height: Math.max(height - (lanes > 1 ? 1 : 0), 1),
+            rx: 3,
+            fill: COLOURS[e.status] ?? '#6b7280',
+            class: onOpen ? 'link' : undefined,
+          },
+          s('title', {}, `${name(e)}: ${clock(Date.parse(e.start))}–${clock(Date.parse(e.end))} (${e.status})`),
         );
+        if (onOpen) bar.addEventListener('click', () => onOpen(e));
+        return bar;
       });
     rows.push(
       s('line', { x1: LEFT, x2: W - 8, y1: 20 + i * ROW, y2: 20 + i * ROW, class: 'grid-line' }),
@@ -61,7 +91,7 @@ function weekChart(events, from) {
     events.length === 0
       ? `No events from ${dayName(from)} to ${dayName(from + 6 * DAY)}`
       : `${events.length} event${events.length === 1 ? '' : 's'} from ${dayName(from)} to ${dayName(from + 6 * DAY)}: ` +
-        events.map((e) => `${e.title ?? 'Event'} ${dayName(Date.parse(e.start))} ${clock(Date.parse(e.start))} to ${clock(Date.parse(e.end))}`).join('; ');
+        events.map((e) => `${name(e)} ${dayName(Date.parse(e.start))} ${clock(Date.parse(e.start))} to ${clock(Date.parse(e.end))}`).join('; ');
   return s('svg', { viewBox: `0 0 ${W} ${20 + 7 * ROW + 4}`, role: 'img', 'aria-label': label, class: 'chart schedule' }, hours, rows);
 }
 
