@@ -130,7 +130,8 @@ export async function play(
     clearKeyLicenseUrl,
     mpdClockOnly,
   }: {
-    player?: 'hls' | 'dash';
+    /** `shaka`: Shaka Player, on the page's `/shaka` (its library loaded only there). */
+    player?: 'hls' | 'dash' | 'shaka';
     /** How long the playhead is sampled (with `untilAdvanced`: at most). */
     seconds?: number;
     /** Stop sampling as soon as the playhead has moved this many seconds on from where it first had data. */
@@ -155,7 +156,7 @@ export async function play(
 ): Promise<Playback> {
   const page = await browser.newPage();
   try {
-    await page.goto(pageUrl);
+    await page.goto(player === 'shaka' ? new URL('/shaka', pageUrl).toString() : pageUrl);
     return await page.evaluate(
       async ({ url, player, seconds, height, drmToken, startTime, untilAdvanced, clearKeyLicenseUrl, mpdClockOnly }) => {
         const video = document.getElementById('v') as HTMLVideoElement;
@@ -214,6 +215,17 @@ export async function play(
           turnOnCaptions = () => {
             if (hls.subtitleTracks.length > 0 && hls.subtitleTrack < 0) hls.subtitleTrack = 0;
           };
+        } else if (player === 'shaka') {
+          w.shaka.polyfill.installAll();
+          const shaka = new w.shaka.Player();
+          shaka.addEventListener('error', (e: any) => {
+            if (!error) error = `shaka: ${e.detail?.code} ${JSON.stringify(e.detail?.data ?? []).slice(0, 200)}`;
+          });
+          await shaka.attach(video);
+          await shaka.load(url, startTime).catch((e: any) => {
+            error ??= `shaka load: ${e.code} ${JSON.stringify(e.data ?? []).slice(0, 200)}`;
+          });
+          tracks = () => ({ audio: shaka.getAudioTracks().map((t: any) => t.language), text: shaka.getTextTracks().map((t: any) => t.language) });
         } else {
           const dash = w.dashjs.MediaPlayer().create();
           // ClearKey through EME; the license URL comes from the MPD (dashif:Laurl), the token from the page.
@@ -240,7 +252,7 @@ export async function play(
         video.muted = true;
         // A stream that never gets data (a refused key) leaves play() pending for ever: wait no longer than the sampling.
         await Promise.race([
-          player === 'hls'
+          player !== 'dash'
             ? video.play().catch((e: Error) => {
                 // hls.js attaches asynchronously; the element starts once it has data.
                 if (e.name !== 'AbortError') error ??= `play(): ${e.message}`;
