@@ -9,6 +9,7 @@ import { vodAssets } from './helpers/commands.ts';
 import { atPhoneWidth, chartInk, reviewScreen, shotsDir, signIn } from './helpers/console.ts';
 import { makeClip, makeImage, tempDir } from './helpers/media.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
+import { until } from './helpers/until.ts';
 import { uploadFile } from './helpers/upload.ts';
 
 const { dir, cleanup } = tempDir('mediaplane-console-streaming-');
@@ -27,6 +28,8 @@ describeOnDb('pglite', 'Tenant console: streaming catalogue, embed and analytics
   let browser: Browser;
   let viewerKey: string;
   let assetId: string;
+  /** A second asset, whose own settings the tests change (a token required): the first plays as the tenant says. */
+  let privateId: string;
   let image: string;
   /** The embed page of the asset, as the platform names it. */
   let player: string;
@@ -40,8 +43,12 @@ describeOnDb('pglite', 'Tenant console: streaming catalogue, embed and analytics
       makeImage(dir, 'cover', { width: 32, height: 18, color: 'orange' }).then((path) => (image = path)),
     ]);
     const assets = vodAssets(t);
-    assetId = (await assets.create({ transcodedSources: [{ fileId: await uploadFile(t, clip) }], preset: 'remux-hls-mp4', title: 'Harbour' })).id;
-    expect((await assets.settled(assetId)).status).toBe('Available');
+    [assetId, privateId] = await Promise.all(
+      ['Harbour', 'Private'].map(
+        async (title) => (await assets.create({ transcodedSources: [{ fileId: await uploadFile(t, clip) }], preset: 'remux-hls-mp4', title })).id,
+      ),
+    );
+    for (const id of [assetId, privateId]) expect((await assets.settled(id)).status).toBe('Available');
     player = `${p.baseUrl}/player/v1/${t.id}/${assetId}`;
     // Two viewers of the asset in one request, so in one minute: one played 10 s after a 400 ms start and a stall,
     // the other 5 s after 600 ms.
@@ -248,4 +255,92 @@ describeOnDb('pglite', 'Tenant console: streaming catalogue, embed and analytics
     await reviewScreen(page, SHOTS, 'console-streaming-asset-viewer');
     await page.context().close();
   }, 60_000);
+  it("sets the asset's own playback settings over the tenant's; its embed code then carries a playback token, and plays", async () => {
+    const page = await signIn(browser, p.baseUrl, t.id, t.key);
+    await page.goto(`${p.baseUrl}/console#/streaming/${privateId}`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 30_000 }).toBe('Private');
+    const settings = async () => (await t.json('GET', `/streaming/v1/assets/${privateId}`)).body.settings;
+    const chosen = (label: string) => page.getByLabel(label, { exact: true }).locator('option:checked').textContent();
+    // At first the asset follows the tenant, whose defaults are said.
+    await expect.poll(() => chosen('Playback token required'), { timeout: 30_000 }).toBe('As the tenant: Disabled');
+    expect(await chosen('Analytics')).toBe('As the tenant: Enabled');
+    const code = page.getByLabel('Embed code');
+    await expect.poll(() => code.inputValue(), { timeout: 30_000 }).toContain('<iframe');
+    expect(await code.inputValue()).not.toContain('token=');
+
+    await page.getByLabel('Playback token required', { exact: true }).selectOption('Enabled');
+    await page.getByLabel('Concurrent access protection (cap)', { exact: true }).selectOption('Disabled');
+    await page.getByLabel('Analytics', { exact: true }).selectOption('Disabled');
+    await page.getByRole('button', { name: 'Save playback settings' }).click();
+    await expect.poll(settings, { timeout: 30_000 }).toMatchObject({
+      tokenRequired: { asset: 'Enabled', tenant: 'Disabled' },
+      cap: { asset: 'Disabled', tenant: 'Disabled' },
+      analytics: { asset: 'Disabled', tenant: 'Enabled' },
+    });
+    // Its media now refuses a request without a token.
+    const [hls] = (await t.json('GET', `/streaming/v1/assets/${privateId}`)).body.outputs[0].endpoints;
+    expect((await fetch(hls.url)).status).toBe(401);
+
+    // The codes carry a token of the lifetime chosen, whose expiry is said; the QR code (which takes none) is not shown.
+    await page.getByLabel('Start muted').check();
+    await page.getByLabel('Play on load (browsers allow it muted)').check();
+    await expect.poll(() => code.inputValue(), { timeout: 30_000 }).toMatch(/\?Muted=true&amp;Autoplay=true&amp;token=/);
+    const claims = (url: string) => JSON.parse(Buffer.from(new URL(url).searchParams.get('token')!.split('.')[1]!, 'base64url').toString());
+    await page.getByRole('button', { name: 'Copy embed code' }).click();
+    const src = /^<iframe src="([^"]+)"/.exec(await page.evaluate(() => navigator.clipboard.readText()))![1]!.replace(/&amp;/g, '&');
+    const first = claims(src);
+    expect(first).toMatchObject({ sub: privateId });
+    expect(first.exp - first.iat).toBe(3600);
+    const expiry = await page.evaluate((exp) => new Date(exp * 1000).toLocaleString(), first.exp);
+    expect(await page.getByText('This asset needs a playback token: these codes carry one that expires').textContent()).toContain(expiry);
+    expect(await page.locator('img.qrcode').isVisible()).toBe(false);
+    expect(await page.getByText(/^No QR code: this asset needs a playback token/).isVisible()).toBe(true);
+    await reviewScreen(page, SHOTS, 'console-streaming-asset-token');
+
+    // The copied code plays in a page of its own; without its token the player says it is refused.
+    const host = await browser.newPage();
+    await host.setContent(await page.evaluate(() => navigator.clipboard.readText()));
+    const frame = await until(async () => host.frames().find((f) => f.url().startsWith(src.split('?')[0]!)), Boolean, {
+      timeoutMs: 30_000,
+      what: 'the embed frame',
+    });
+    await frame!.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).currentTime > 0.5, null, { timeout: 60_000 });
+    await host.close();
+    const source = async (url: string) => (await (await fetch(url.replace('?', '/source?'))).json()).playbackRefusal;
+    expect(await source(src)).toBeNull();
+    expect(await source(src.replace(/&token=[^&]+/, ''))).toEqual(expect.any(String));
+
+    // Another lifetime makes another token.
+    await page.getByLabel('Token lifetime').selectOption({ label: '24 hours' });
+    await expect
+      .poll(async () => claims(/src="([^"]+)"/.exec(await code.inputValue())![1]!.replace(/&amp;/g, '&')).exp - first.iat, { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(86400);
+    const second = claims(/src="([^"]+)"/.exec(await code.inputValue())![1]!.replace(/&amp;/g, '&'));
+    expect(second.exp - second.iat).toBe(86400);
+    // Once the asset has its own state the API offers no way back to the tenant's: not offered.
+    expect(await page.getByLabel('Playback token required', { exact: true }).locator('option').allTextContents()).toEqual(['Enabled', 'Disabled']);
+    await page.context().close();
+
+    // A Viewer key reads the settings, may change none, and cannot make a token: it is told its codes carry none.
+    const viewer = await signIn(browser, p.baseUrl, t.id, viewerKey);
+    await viewer.goto(`${p.baseUrl}/console#/streaming/${privateId}`);
+    await expect.poll(() => viewer.getByLabel('Playback token required', { exact: true }).inputValue(), { timeout: 30_000 }).toBe('Enabled');
+    const reason = "This API key's role is Viewer: it can read but not change content.";
+    for (const control of [
+      viewer.getByLabel('Playback token required', { exact: true }),
+      viewer.getByLabel('Analytics', { exact: true }),
+      viewer.getByRole('button', { name: 'Save playback settings' }),
+      viewer.getByLabel('Token lifetime'),
+      viewer.getByRole('button', { name: 'New token' }),
+    ]) {
+      expect(await control.isDisabled(), String(control)).toBe(true);
+      expect(await control.getAttribute('title'), String(control)).toBe(reason);
+    }
+    await expect
+      .poll(() => viewer.getByText(/needs a playback token, which this API key \(role Viewer\) cannot make/).isVisible(), { timeout: 30_000 })
+      .toBe(true);
+    expect(await viewer.getByLabel('Embed code').inputValue()).not.toContain('token=');
+    await reviewScreen(viewer, SHOTS, 'console-streaming-asset-token-viewer');
+    await viewer.context().close();
+  }, 120_000);
 });

@@ -1,12 +1,13 @@
 // One streaming asset (`#/streaming/<id>`, `GET /streaming/v1/assets/{id}`): its details, the streaming title and
-// description (`PATCH /streaming/v1/assets/{id}`), its tags, chapters, images and frames, its embed and QR codes and
-// its analytics. What streaming sets is the catalogue's own: a VOD asset's title and tags in VOD stay as they are.
+// description (`PATCH /streaming/v1/assets/{id}`), its playback settings (assetSettings.js), tags, chapters, images and
+// frames, its embed and QR codes (with a playback token when it needs one) and its analytics. What streaming sets is the catalogue's own: a VOD asset's title and tags in VOD stay as they are.
 import { alertBox, badge, errorText, fill, formatDate, formatDuration, guard, h } from '/console/dom.js';
 import { TYPES } from '/console/catalogue.js';
 import { chaptersCard } from '/console/chapters.js';
 import { framesCard, imagesCard } from '/console/images.js';
 import { embedCard } from '/console/embed.js';
 import { analyticsCard } from '/console/analytics.js';
+import { assetSettingsCard } from '/console/assetSettings.js';
 
 /** Where the module that owns an asset shows it, when the console has a page for it. */
 const OWNER_PAGE = { Vod: (a) => `#/assets/${a.id}`, LiveChannel: (a) => `#/channels/${a.id}` };
@@ -150,6 +151,8 @@ export function catalogueAssetScreen(session, { signal, params: [id] }) {
   const tags = tagsCard(session, id, { changed: reload });
   const chapters = chaptersCard(session, id, { changed: reload });
   const images = imagesCard(session, id, { signal, changed: reload });
+  const settings = assetSettingsCard(session, id, { saved: (asset) => draw(asset) });
+  const embed = embedCard(session, id, { signal });
 
   function draw(asset) {
     fill(title, asset.title || asset.id);
@@ -164,6 +167,7 @@ export function catalogueAssetScreen(session, { signal, params: [id] }) {
         ['Preset', asset.preset ?? '–'],
         ['DRM', asset.isDrm ? 'Yes' : 'No'],
         ['Token required', setting(asset.settings.tokenRequired)],
+        ['Cap', setting(asset.settings.cap)],
         ['Analytics', setting(asset.settings.analytics)],
         ['Created', formatDate(asset.createDate)],
         ['Changed', formatDate(asset.lastModificationDate)],
@@ -176,6 +180,8 @@ export function catalogueAssetScreen(session, { signal, params: [id] }) {
     tags.load(asset);
     chapters.load(asset);
     images.load(asset);
+    settings.load(asset);
+    embed.load(asset);
   }
 
   async function read() {
@@ -195,7 +201,8 @@ export function catalogueAssetScreen(session, { signal, params: [id] }) {
     title,
     session.canWrite ? null : h('p', { class: 'note' }, session.readOnlyReason),
     alert,
-    h('div', { class: 'grid two' }, h('div', { class: 'card' }, h('h2', {}, 'Details'), facts), embedCard(session, id, { signal })),
+    h('div', { class: 'grid two' }, h('div', { class: 'card' }, h('h2', {}, 'Details'), facts), embed.card),
+    settings.card,
     chapters.card,
     h('div', { class: 'grid two' }, tags.card, edit.card),
     images.card,
