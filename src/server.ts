@@ -101,6 +101,7 @@ export async function openPlatform(
       ctx,
       adminToken: admin.token,
       close: async () => {
+        queue.beginStop();
         // Requests still running after the grace lose their connection; the app's own onClose hooks still run.
         await shutdownStep(log, 'HTTP server', STEP_MS, async () => {
           const cut = setTimeout(() => app.server.closeAllConnections(), HTTP_GRACE_MS);

@@ -146,13 +146,25 @@ export class JobQueue {
       log.info({ ms: Date.now() - started }, 'job finished');
       this.metrics.jobsRun.inc({ queue: job.name, outcome: 'completed' });
     } catch (e) {
-      log.warn({ ms: Date.now() - started, err: e }, 'job failed');
-      this.metrics.jobsRun.inc({ queue: job.name, outcome: 'failed' });
+      // Work aborted because this process is stopping is not a failure: pg-boss gives the job to the next worker.
+      if (this.stopping)
+        log.info({ ms: Date.now() - started, reason: e instanceof Error ? e.message : String(e) }, 'job stopped with the process; it runs again');
+      else log.warn({ ms: Date.now() - started, err: e }, 'job failed');
+      this.metrics.jobsRun.inc({ queue: job.name, outcome: this.stopping ? 'stopped' : 'failed' });
       throw e;
     }
   }
 
+  /** Set when the process begins to stop (`stopping`, `stop`): work that ends from then on ended because of it. */
+  private stopping = false;
+
+  /** The process is stopping: its workers' work is about to be aborted, which is not a failure of the jobs. */
+  beginStop(): void {
+    this.stopping = true;
+  }
+
   async stop(): Promise<void> {
+    this.stopping = true;
     try {
       await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     } finally {

@@ -46,7 +46,7 @@ export class Metrics {
 
   readonly jobsRun = new Counter({
     name: 'mediaplane_jobs_run_total',
-    help: 'Jobs this process ran, by queue and outcome (completed or failed; a failed job may be retried)',
+    help: 'Jobs this process ran, by queue and outcome (completed, failed, or stopped with the process; a failed or stopped job may be retried)',
     labelNames: ['queue', 'outcome'] as const,
     registers: [this.registry],
   });
