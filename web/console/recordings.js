@@ -1,8 +1,9 @@
 // The recordings of a channel (`GET /cvr/v1/recordings?channelId=`): each one's status, its catch-up and archive with
-// "Play" and "Copy URL", and its outputs with their progress; "Record" makes one from now (or the last minutes) until
-// the channel stops, with catch-up, archive and an output as chosen.
+// "Play" and "Copy URL", and its outputs with their progress, added and removed (recordingOutputs.js); "Record" makes
+// one from now (or the last minutes) until the channel stops, with catch-up, archive and an output as chosen.
 import { alertBox, badge, copyButton, errorText, fill, formatDate, formatDuration, guard, h } from '/console/dom.js';
 import { presetPicker } from '/console/presets.js';
+import { outputsProgress, recordingOutputs } from '/console/recordingOutputs.js';
 
 const POLL_MS = 3000;
 const SETTLED = new Set(['Available', 'Error']);
@@ -18,7 +19,8 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
     try {
       const page = await client.request('GET', '/cvr/v1/recordings', undefined, { query: { channelId, limit: 20, sort: 'CreateDate', desc: true }, signal });
       const full = await Promise.all(page.items.map((r) => client.request('GET', '/cvr/v1/recordings/{id}', undefined, { params: { id: r.id }, signal })));
-      fill(list, full.length === 0 ? h('p', { class: 'muted' }, 'No recording of this channel yet.') : full.map(recording));
+      const progress = await outputsProgress(client, full, signal);
+      fill(list, full.length === 0 ? h('p', { class: 'muted' }, 'No recording of this channel yet.') : full.map((r) => recording(r, progress)));
       alert.show();
       return full.some((r) => !SETTLED.has(r.status) || r.outputs.some((o) => !SETTLED.has(o.status)));
     } catch (e) {
@@ -43,6 +45,7 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
     }
     polling = false;
   }
+  const outputs = recordingOutputs(session, { signal, onPlay, changed: poll });
   poll();
 
   const endpointButtons = (what, endpoints) =>
@@ -68,7 +71,7 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
     refresh();
   }
 
-  function recording(r) {
+  function recording(r, progress) {
     const title = r.metadata?.title || r.title || formatDate(r.source.liveChannelDetails.start);
     return h(
       'div',
@@ -101,15 +104,8 @@ export function recordingsCard(session, channelId, { signal, onPlay }) {
         h('dd', {}, r.catchup.enabled ? (r.catchup.endpoints.length ? endpointButtons('catch-up', r.catchup.endpoints) : 'not yet') : 'off'),
         h('dt', {}, 'Archive'),
         h('dd', {}, r.archive.enabled ? [r.archive.status ?? 'scheduled', ' ', endpointButtons('archive', r.archive.endpoints)] : 'off'),
-        h('dt', {}, 'Outputs'),
-        h(
-          'dd',
-          {},
-          r.outputs.length === 0
-            ? 'none'
-            : r.outputs.map((o) => h('div', {}, o.preset, ' ', badge(o.status), ' ', endpointButtons(`${o.preset}`, o.endpoints))),
-        ),
       ),
+      outputs.draw(r, title, progress),
     );
   }
 
