@@ -140,11 +140,15 @@ export function embedCard(session, id, { signal }) {
     }
   })();
 
+  let drawn;
   function load(a) {
     asset = a;
     if (!base) return;
-    title = a.title || 'Video';
     const needed = applies(a.settings.tokenRequired);
+    // Each read of the asset's page tells it the asset: drawn again (and the QR code asked for) only on a change.
+    if (drawn === `${a.title}|${needed}`) return;
+    drawn = `${a.title}|${needed}`;
+    title = a.title || 'Video';
     const first = needed && !needsToken;
     needsToken = needed;
     draw();
