@@ -126,7 +126,7 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
     const runningAcrossOutputs = until(
       () => get(runningAcross),
       (r) => r.status === 'Available' || r.status === 'Error',
-      { timeoutMs: 600_000, everyMs: 300, what: 'the running range recorded' },
+      { timeoutMs: 600_000, everyMs: 500, what: 'the running range recorded' },
     ).then(() => addOutputs(runningAcross, packagings));
     // Awaited below; until then a failure must not be reported as unhandled.
     runningAcrossOutputs.catch(() => {});
@@ -176,8 +176,8 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
       console.log(line);
       if (!(measured >= low - FRAME_S && measured <= high + FRAME_S)) failures.push(line);
     };
-    // Each recording is measured once its outputs are made, the others' still encoding meanwhile.
-    const measure = async ([name, id]: [string, string]) => {
+    // One recording after the other (one poll at a time), each measured while the later ones' outputs are still encoding.
+    for (const [name, id] of Object.entries(recordings)) {
       const rec = await until(() => get(id), done, { timeoutMs: 600_000, everyMs: 500, what: `${name}: its outputs made` });
       expect(rec.status, `${name}: ${rec.errorMessage}`).toBe('Available');
       const rows = await recordedSegments(p.ctx, id);
@@ -229,8 +229,7 @@ describeOnDb('pglite', 'Recorder outputs: the recording’s duration', (kind) =>
         });
         expect(runCount, `${name}: inside one run (${spans.join(', ')})`).toBe(1);
       }
-    };
-    await Promise.all(Object.entries(recordings).map(measure));
+    }
     expect(failures).toEqual([]);
   }, 900_000);
 });
