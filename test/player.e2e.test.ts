@@ -241,6 +241,14 @@ describeOnDb('postgres', 'Embed player', (kind) => {
     expect(notBoolean.status).toBe(400);
     expect(notBoolean.body.errors[0].field).toBe('TimeShift');
     expect((await fetch(`${p.baseUrl}/streaming/v1/qrcode/${assetId}`)).status).toBe(401);
+    // With a playback token (an asset that needs one): the URL carries it; one that would be refused is a 400.
+    const token = (await t.json('POST', '/streaming/v1/tokens', { assetId })).body.token as string;
+    const tokened = await t.call('GET', `/streaming/v1/qrcode/${assetId}?Muted=true&token=${encodeURIComponent(token)}`);
+    expect(tokened.status).toBe(200);
+    expect(await scan(Buffer.from(await tokened.arrayBuffer()), 'token')).toBe(`${page}?Muted=true&token=${token}`);
+    const forged = await t.json('GET', `/streaming/v1/qrcode/${assetId}?token=${encodeURIComponent(`${token.slice(0, -4)}AAAA`)}`);
+    expect(forged.status).toBe(400);
+    expect(forged.body.errors[0].field).toBe('token');
   });
 
   it("answers another tenant's asset like a missing one: no QR code, no page, no source", async () => {

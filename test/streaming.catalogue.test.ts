@@ -176,6 +176,11 @@ describeEachDb('Streaming catalogue', (kind) => {
     await t.json('PATCH', '/streaming/v1/settings', { devToolsAccess: 'Enabled' });
     expect((await t.json('GET', `/streaming/v1/assets/${long}`)).body.settings.devToolsAccess).toEqual({ asset: null, tenant: 'Enabled' });
     await t.json('PATCH', `/streaming/v1/assets/${long}/settings`, { tokenRequired: 'Disabled' });
+    // null takes the asset's own state away: the tenant's default applies again; the others stay.
+    const followed = await t.json('PATCH', `/streaming/v1/assets/${long}/settings`, { tokenRequired: null });
+    expect(followed.status).toBe(200);
+    expect(followed.body.tokenRequiredPolicy).toEqual({ asset: null, tenant: 'Disabled' });
+    expect(followed.body.settings.analytics).toEqual({ asset: 'Disabled', tenant: 'Enabled' });
   });
 
   it('creates chapters in order, refuses overlaps and chapters past the end, and deletes them', async () => {

@@ -1004,7 +1004,7 @@ export interface paths {
     head?: never;
     /**
      * Update asset settings
-     * @description Sets the asset's own states of tokenRequired, devToolsAccess, cap, analytics and codeObfuscation, over the tenant defaults.
+     * @description Sets the asset's own states of tokenRequired, devToolsAccess, cap, analytics and codeObfuscation, over the tenant defaults; `null` (not in the spec) takes the asset's own state away, so the tenant's default applies again.
      */
     patch: operations['update_asset_settings'];
     trace?: never;
@@ -2126,7 +2126,7 @@ export interface paths {
     };
     /**
      * Generate QR code
-     * @description A PNG QR code of the asset's embed URL, with the boolean options given as its query. 404 for an asset the tenant does not have.
+     * @description A PNG QR code of the asset's embed URL, with the boolean options given as its query, and `token` (not in the spec): a playback token of the asset carried by the URL, for an asset that needs one (400 naming `token` when it would be refused). 404 for an asset the tenant does not have.
      */
     get: operations['generate_qr_code'];
     put?: never;
@@ -8715,11 +8715,11 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          tokenRequired?: 'Enabled' | 'Disabled';
-          devToolsAccess?: 'Enabled' | 'Disabled';
-          cap?: 'Enabled' | 'Disabled';
-          analytics?: 'Enabled' | 'Disabled';
-          codeObfuscation?: 'Enabled' | 'Disabled';
+          tokenRequired?: ('Enabled' | 'Disabled') | null;
+          devToolsAccess?: ('Enabled' | 'Disabled') | null;
+          cap?: ('Enabled' | 'Disabled') | null;
+          analytics?: ('Enabled' | 'Disabled') | null;
+          codeObfuscation?: ('Enabled' | 'Disabled') | null;
         };
       };
     };
@@ -15064,6 +15064,7 @@ export interface operations {
         Autoplay?: boolean;
         TimeShift?: boolean;
         Analytics?: boolean;
+        token?: string;
       };
       header?: never;
       path: {

@@ -75,7 +75,8 @@ export const streamingAssetRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformCont
       schema: {
         tags,
         summary: 'Update asset settings',
-        description: "Sets the asset's own states of tokenRequired, devToolsAccess, cap, analytics and codeObfuscation, over the tenant defaults.",
+        description:
+          "Sets the asset's own states of tokenRequired, devToolsAccess, cap, analytics and codeObfuscation, over the tenant defaults; `null` (not in the spec) takes the asset's own state away, so the tenant's default applies again.",
         params: s.AssetParams,
         body: s.SettingsPatch,
         response: withErrors({ 200: s.StreamingAsset }),

@@ -9,7 +9,7 @@ import type { Playable } from '../../platform/playables.ts';
 import { getStreamingAsset, requirePlayable } from './catalogue.ts';
 import type { DetailsRow } from './present.ts';
 import { forgetPolicies } from './settings.ts';
-import { streamingAssets, type ChapterRow } from './tables.ts';
+import { streamingAssets, type ChapterRow, type SettingName, type SettingState, type SettingStates } from './tables.ts';
 import type * as s from './schemas.ts';
 
 const MAX_IMAGES = 100;
@@ -68,7 +68,14 @@ export async function updateStreamingAsset(ctx: PlatformContext, tenantId: strin
 }
 
 export async function updateAssetSettings(ctx: PlatformContext, tenantId: string, assetId: string, patch: Static<typeof s.SettingsPatch>) {
-  const id = await changeDetails(ctx, tenantId, assetId, (row) => ({ settings: { ...row.settings, ...patch } }));
+  const id = await changeDetails(ctx, tenantId, assetId, (row) => {
+    const settings: SettingStates = { ...row.settings };
+    for (const [name, state] of Object.entries(patch) as [SettingName, SettingState | null | undefined][]) {
+      if (state === null) delete settings[name];
+      else if (state !== undefined) settings[name] = state;
+    }
+    return { settings };
+  });
   forgetPolicies(tenantId, id);
   return getStreamingAsset(ctx, tenantId, assetId);
 }

@@ -4,3 +4,5 @@ export { streamingModule } from './manifest.ts';
 export { isOriginAllowed, originRefused } from './domains.ts';
 export { playbackSource } from './playback.ts';
 export { requirePlayable } from './catalogue.ts';
+/** A playback token a caller gives to embed (a QR code), checked as the media guard would check it. */
+export { checkGivenToken } from './tokens.ts';

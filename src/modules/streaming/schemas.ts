@@ -88,12 +88,14 @@ export const StreamingAssetPatch = Type.Object({
   tags: Type.Optional(Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) }), { maxItems: 100 })),
 });
 
+/** An asset's own state of a setting; `null` (not in the spec) takes it away: the tenant's default applies again. */
+const AssetSettingState = Type.Union([SettingState, Type.Null()]);
 export const SettingsPatch = Type.Object({
-  tokenRequired: Type.Optional(SettingState),
-  devToolsAccess: Type.Optional(SettingState),
-  cap: Type.Optional(SettingState),
-  analytics: Type.Optional(SettingState),
-  codeObfuscation: Type.Optional(SettingState),
+  tokenRequired: Type.Optional(AssetSettingState),
+  devToolsAccess: Type.Optional(AssetSettingState),
+  cap: Type.Optional(AssetSettingState),
+  analytics: Type.Optional(AssetSettingState),
+  codeObfuscation: Type.Optional(AssetSettingState),
 });
 
 export const ChaptersBody = Type.Object({

@@ -1,6 +1,7 @@
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import { ApiError } from '../../platform/errors.ts';
-import { signingKeyId, type SigningKey } from './settings.ts';
+import type { PlatformContext } from '../../context.ts';
+import { ApiError, validationError } from '../../platform/errors.ts';
+import { playbackPolicy, signingKeyId, type SigningKey } from './settings.ts';
 
 /**
  * Playback tokens (docs/decisions/streaming.md, "Playback tokens"): JWT, HS256 only, signed with the tenant's signing
@@ -54,6 +55,19 @@ export async function verifyPlaybackToken(token: string, keys: readonly SigningK
 }
 
 /** A token for one asset, valid `seconds` from now, signed with `key` (a key as the settings show it, or with its id) and naming it in `kid`. */
+/**
+ * A token given to put into something that will play later (a QR code): one that would be refused then is a 400
+ * naming `token`, with the guard's reason.
+ */
+export async function checkGivenToken(ctx: PlatformContext, tenantId: string, assetId: string, token: string): Promise<void> {
+  try {
+    await verifyPlaybackToken(token, (await playbackPolicy(ctx, tenantId, assetId)).signingKeys, assetId);
+  } catch (e) {
+    if (e instanceof ApiError) throw validationError('token', e.message);
+    throw e;
+  }
+}
+
 export async function signPlaybackToken(
   signing: SigningKey | string,
   assetId: string,
