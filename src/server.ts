@@ -105,7 +105,13 @@ export async function openPlatform(
         // Requests still running after the grace lose their connection; the app's own onClose hooks still run.
         await shutdownStep(log, 'HTTP server', STEP_MS, async () => {
           const cut = setTimeout(() => app.server.closeAllConnections(), HTTP_GRACE_MS);
-          await app.close().finally(() => clearTimeout(cut));
+          // A keep-alive connection whose answer was still being sent when the close began goes idle afterwards; the
+          // server closes idle connections once, at the start, so it would wait the whole grace for it.
+          const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+          await app.close().finally(() => {
+            clearTimeout(cut);
+            clearInterval(idle);
+          });
         });
         for (const [i, stop] of stopWorkers.entries()) await shutdownStep(log, `worker ${stopNames[i]}`, STEP_MS, stop);
         await shutdownStep(log, 'job queue', STEP_MS, () => queue.stop());

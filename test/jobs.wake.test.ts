@@ -39,6 +39,19 @@ describeEachDb('jobs woken on commit', (kind) => {
     );
   });
 
+  it('runs a backlog sent at once one job after another, not one job per poll', async () => {
+    // One commit announces the queue once (PostgreSQL folds equal notifications): the first job is woken, and each
+    // job's end wakes the worker for the next.
+    await p.ctx.db.transaction(async (tx) => {
+      for (const n of [11, 12, 13, 14, 15]) await p.ctx.jobs.send(hourlyJob, { n }, { tx });
+    });
+    await until(
+      () => ran,
+      (r) => [11, 12, 13, 14, 15].every((n) => r.includes(n)),
+      { timeoutMs: 45_000, what: 'every job of the backlog' },
+    );
+  });
+
   it('does not announce a job whose transaction rolled back', async () => {
     await p.ctx.db
       .transaction(async (tx) => {

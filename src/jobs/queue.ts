@@ -152,6 +152,10 @@ export class JobQueue {
       else log.warn({ ms: Date.now() - started, err: e }, 'job failed');
       this.metrics.jobsRun.inc({ queue: job.name, outcome: this.stopping ? 'stopped' : 'failed' });
       throw e;
+    } finally {
+      // pg-boss's worker waits out the rest of its poll after a job shorter than it, whatever is queued behind: told
+      // now, it fetches again at once (an empty queue costs that one fetch), so a backlog of short jobs drains.
+      if (!this.stopping) this.wake(job.name);
     }
   }
 
