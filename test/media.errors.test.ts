@@ -134,7 +134,7 @@ describe('ffmpeg itself', () => {
     process.env.FFMPEG_PATH = '/nonexistent/ffmpeg';
     try {
       const e = await failure(runFfmpeg(['-version']));
-      expect(e.message).toMatch(/^\/nonexistent\/ffmpeg could not be started: .*ENOENT.*set FFMPEG_PATH/);
+      expect(e.message).toMatch(/^\/nonexistent\/ffmpeg could not be started: .*(ENOENT|No such file).*set FFMPEG_PATH/);
     } finally {
       if (saved === undefined) delete process.env.FFMPEG_PATH;
       else process.env.FFMPEG_PATH = saved;

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { mediaTools } from '../config.ts';
+import { spawnTool, toolNotStarted } from './spawnTool.ts';
 
 export const ffmpegPath = (): string => mediaTools().ffmpeg;
 const ffprobePath = (): string => mediaTools().ffprobe;
@@ -72,7 +72,7 @@ export async function runFfprobe(args: string[], opts: RunOptions = {}): Promise
 function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(abortReason(opts.signal));
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTool(bin, args);
     // Set before ffmpeg has opened its input, so its encoding threads, made after, inherit it.
     if (opts.background && child.pid) lowerPriority(child.pid, opts.background === true ? BACKGROUND_NICE : opts.background);
     let stdout = '';
@@ -101,16 +101,17 @@ function run(bin: string, args: string[], opts: RunOptions): Promise<RunResult> 
       killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const missing = (why: string) =>
+      new MediaToolMissingError(`${bin} could not be started: ${why} (not found; install it or set ${bin === ffprobePath() ? 'FFPROBE_PATH' : 'FFMPEG_PATH'})`);
     child.on('error', (e: NodeJS.ErrnoException) => {
       opts.signal?.removeEventListener('abort', onAbort);
-      const hint = e.code === 'ENOENT' ? ` (not found; install it or set ${bin === ffprobePath() ? 'FFPROBE_PATH' : 'FFMPEG_PATH'})` : '';
-      const message = `${bin} could not be started: ${e.message}${hint}`;
-      reject(e.code === 'ENOENT' ? new MediaToolMissingError(message) : new MediaError(message));
+      reject(e.code === 'ENOENT' ? missing(e.message) : new MediaError(`${bin} could not be started: ${e.message}`));
     });
     child.on('close', (code, sig) => {
       clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (opts.signal?.aborted) return reject(abortReason(opts.signal));
+      if (toolNotStarted(code, stderr)) return reject(missing(summarize(stderr)));
       if (listenerError !== undefined) return reject(listenerError);
       if (code === 0) return resolve({ stdout, stderrTail: stderr });
       const tool = bin === ffprobePath() ? 'ffprobe' : 'ffmpeg';

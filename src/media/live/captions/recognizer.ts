@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnTool, toolNotStarted } from '../../spawnTool.ts';
 import { setPriority } from 'node:os';
 import { mediaTools } from '../../../config.ts';
 import type { CaptionModel } from './captionModels.ts';
@@ -57,7 +57,7 @@ export function recognize(
   return new Promise((resolve, reject) => {
     // The file's name must not end in .wav: the recognizer would skip a header it does not have.
     const args = ['-infile', pcmFile, '-time', 'yes', '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict, '-logfn', '/dev/null'];
-    const child = spawn(mediaTools().recognizer, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTool(mediaTools().recognizer, args);
     // Below the live encoders: on a busy machine the captions wait, never the video.
     if (child.pid !== undefined) {
       try {
@@ -84,6 +84,7 @@ export function recognize(
     child.on('close', (code, sig) => {
       done();
       if (code === 0) return resolve(parseWordTimes(stdout));
+      if (toolNotStarted(code, stderr)) return reject(new RecognizerError(`the speech recognizer could not be started: ${stderr.trim().split('\n').at(-1)}`));
       const detail = stderr.trim().split('\n').at(-1) || (sig ? `killed by ${sig}` : `exit code ${code}`);
       reject(new RecognizerError(`the speech recognizer failed: ${detail}`));
     });
