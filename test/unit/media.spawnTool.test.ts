@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { until } from '../helpers/until.ts';
 
 const alive = (pid: number) => {
