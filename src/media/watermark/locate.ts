@@ -1,5 +1,19 @@
 import { BOUNDARY_MARGIN_S, MIN_CONTENT_MATCH, segmentStartsOf, type MarkReference } from './detect.ts';
-import { centre, climb, dotOf, fitGeometry, IDENTITY, norms, referencePictures, warpOf, warpPicture, type Geometry, type GeometryFit } from './geometry.ts';
+import {
+  centre,
+  darkPixels,
+  dotOf,
+  fitGeometry,
+  IDENTITY,
+  isIdentity,
+  norms,
+  referencePictures,
+  refineGeometry,
+  warpOf,
+  warpPicture,
+  type Geometry,
+  type GeometryFit,
+} from './geometry.ts';
 import { GRID_CELLS } from './pattern.ts';
 import { SAMPLE_FPS } from './prepare.ts';
 import { SUSPECT_CELLS, SUSPECT_FPS, suspectCount } from './suspect.ts';
@@ -60,8 +74,9 @@ const OUTLIER = 16;
  * difference, dropped or repeated pictures and gaps at joins only move pieces and pictures; a reference picture
  * that no suspect picture matches is not read.
  */
-export function place(suspect: Buffer, reference: Buffer, geometry: Geometry, frozenFrom: Int32Array): Placement {
-  const warp = warpOf(geometry);
+export function place(suspect: Buffer, reference: Buffer, geometry: Geometry, { frozenFrom, dark }: SuspectFacts): Placement {
+  // Under the identity no cell straddles a bar's edge: every cell is read, as it always was.
+  const warp = warpOf(geometry, isIdentity(geometry) ? undefined : dark);
   const n = suspectCount(suspect);
   const tmp = new Float32Array(GRID_CELLS);
   const raw = Array.from({ length: n }, (_, f) => Float32Array.from(warpPicture(suspect, f, warp, tmp)));
@@ -184,6 +199,12 @@ export function place(suspect: Buffer, reference: Buffer, geometry: Geometry, fr
   return { geometry, pictures: raw, frozenFrom, visible, pairs, coverable: Math.min(R, Math.ceil(n / RATE)), match };
 }
 
+/** What a suspect shows whatever geometry it is placed with: its runs of repeated pictures, its dark pixels (bars). */
+export interface SuspectFacts {
+  frozenFrom: Int32Array;
+  dark: Uint8Array;
+}
+
 /** Mean absolute luma difference below which a picture repeats the one before it (moving content: 0.5 and up). */
 const REPEATED = 0.25;
 /**
@@ -227,68 +248,40 @@ const stillBetween = (reference: Buffer, a: number, b: number, visible: Uint8Arr
 export const recognised = (p: Placement): boolean =>
   p.pairs.length >= MIN_PLACED && p.pairs.length >= MIN_PLACED_SHARE * p.coverable && p.match >= MIN_CONTENT_MATCH;
 
-/**
- * How well a geometry maps the suspect pictures of placed pairs onto their reference pictures: the mean correlation
- * (a fixed set of pairs, so a finer measure than the key pictures' best match).
- */
-function pairScore(blended: Buffer, reference: Buffer, pairs: Pair[], g: Geometry): number {
-  const warp = warpOf(g);
-  if (warp.visibleCount < GRID_CELLS * 0.4) return -1;
-  const v = new Float32Array(GRID_CELLS);
-  let total = 0;
-  pairs.forEach((p, k) => {
-    const s = centre(warpPicture(blended, k, warp, v), warp.visible);
-    const r = centre(new Float32Array(reference.subarray(p.reference * GRID_CELLS, (p.reference + 1) * GRID_CELLS)), warp.visible);
-    let ab = 0;
-    let aa = 0;
-    let bb = 0;
-    for (let c = 0; c < GRID_CELLS; c++) {
-      ab += s[c] * r[c];
-      aa += s[c] * s[c];
-      bb += r[c] * r[c];
-    }
-    total += ab / (Math.sqrt(aa * bb) || 1);
-  });
-  return pairs.length ? total / pairs.length : -1;
-}
-
-/** Coordinate descent of a geometry on the placed pairs (at most 60 of them, spread over the file). */
-function refineGeometry(suspect: Buffer, reference: Buffer, placement: Placement): Geometry {
+/** The geometry made precise on at most 60 of the placed pairs, spread over the file. */
+function refined(suspect: Buffer, reference: Buffer, placement: Placement, dark: Uint8Array): Geometry {
   const all = placement.pairs;
-  const pairs = all.length > 40 ? Array.from({ length: 40 }, (_, k) => all[Math.floor((k * all.length) / 40)]) : all;
-  // Each pair's suspect pictures blended once, at the suspect's resolution.
-  const blended = Buffer.alloc(pairs.length * SUSPECT_CELLS);
-  pairs.forEach((p, k) => {
-    for (let c = 0; c < SUSPECT_CELLS; c++) {
-      const a = suspect[p.suspect * SUSPECT_CELLS + c];
-      blended[k * SUSPECT_CELLS + c] = Math.round(a + p.alpha * (suspect[p.next * SUSPECT_CELLS + c] - a));
-    }
-  });
-  const score = (g: Geometry) => pairScore(blended, reference, pairs, g);
-  const steps = { sx: 0.02, sy: 0.02, tx: 0.01, ty: 0.01, rotation: 0.5, keystone: 0.02 };
-  return climb(placement.geometry, score(placement.geometry), steps, score, { passes: 4, epsilon: 1e-5 }).geometry;
+  const pairs = all.length > REFINE_PAIRS ? Array.from({ length: REFINE_PAIRS }, (_, k) => all[Math.floor((k * all.length) / REFINE_PAIRS)]) : all;
+  return refineGeometry(suspect, reference, pairs, placement.geometry, dark);
 }
+const REFINE_PAIRS = 60;
 
 const better = (a: Placement, b: Placement) => (a.pairs.length !== b.pairs.length ? a.pairs.length > b.pairs.length : a.match > b.match);
 
 /**
  * Places a suspect against one reference: with the geometry as it is first; when that does not line up well, with a
- * geometry fitted on key pictures, then refined on the pictures it placed, and placed again.
+ * geometry guessed on key pictures, then made precise on the pictures it placed (twice), and placed again.
  */
 export function locate(suspect: Buffer, reference: Buffer): Placement & { fit?: GeometryFit } {
-  // Repeats are the suspect's own, whatever geometry it is placed with.
-  const frozenFrom = frozenRuns(suspect);
-  const plain = place(suspect, reference, IDENTITY, frozenFrom);
+  // Repeats and bars are the suspect's own, whatever geometry it is placed with.
+  const facts: SuspectFacts = { frozenFrom: frozenRuns(suspect), dark: darkPixels(suspect) };
+  const plain = place(suspect, reference, IDENTITY, facts);
   if (recognised(plain) && plain.pairs.length >= 0.9 * plain.coverable && plain.match >= 0.97) return plain;
-  const fit = fitGeometry(suspect, reference);
+  const fit = fitGeometry(suspect, reference, facts.dark);
   let chosen = plain;
-  if (fit.geometry !== IDENTITY) {
-    const first = place(suspect, reference, fit.geometry, frozenFrom);
+  // The fitted geometry; or, when identity was kept but the picture as it is hardly lines up, the best other one.
+  const guess = !isIdentity(fit.geometry) ? fit.geometry : plain.pairs.length < MIN_PLACED ? fit.other : undefined;
+  if (guess) {
+    const first = place(suspect, reference, guess, facts);
     if (better(first, chosen)) chosen = first;
   }
-  if (chosen.pairs.length >= MIN_PLACED) {
-    const refined = place(suspect, reference, refineGeometry(suspect, reference, chosen), frozenFrom);
-    if (refined.pairs.length >= chosen.pairs.length * 0.95 && refined.match >= chosen.match - 0.002) chosen = refined;
+  // Refined on the pictures placed, placed again, and once more on those (more of them line up, and better).
+  for (let round = 0; round < 2 && chosen.pairs.length >= MIN_PLACED; round++) {
+    const next = place(suspect, reference, refined(suspect, reference, chosen, facts.dark), facts);
+    // The picture as it is stays unless the refined geometry lines up clearly better (an unchanged copy reads as before).
+    const margin = isIdentity(chosen.geometry) ? 0.002 : -0.002;
+    if (next.pairs.length < chosen.pairs.length * 0.95 || next.match < chosen.match + margin) break;
+    chosen = next;
   }
   return { ...chosen, fit };
 }

@@ -4,6 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import { readObject } from '../../storage/readObject.ts';
 import { MediaError } from '../../media/ffmpeg.ts';
 import { codeLength, decodeVotes, refusal } from '../../media/watermark/code.ts';
+import { isIdentity } from '../../media/watermark/geometry.ts';
 import { locate, placedVotes, recognised, type Placement } from '../../media/watermark/locate.ts';
 import { readSuspect, SUSPECT_FPS, SUSPECT_H, SUSPECT_W } from '../../media/watermark/suspect.ts';
 import { recordEvent } from '../../platform/events.ts';
@@ -101,8 +102,7 @@ export async function runDetection(ctx: PlatformContext, j: DetectJob): Promise<
   const decoded = decodeVotes(votes, asset.userNumberBits, settings.minConfidence);
   const confidence = Math.round(decoded.confidence * 1000) / 1000;
   if (decoded.userNumber === undefined) {
-    const g = at.geometry;
-    const geometry = g.sx !== 1 || g.sy !== 1 || g.tx || g.ty || g.rotation || g.mirrored || g.keystone ? ', picture re-framed (fitted)' : '';
+    const geometry = isIdentity(at.geometry) ? '' : ', picture re-framed (fitted)';
     const lined = `${at.pairs.length} of ${at.coverable} pictures lined up${geometry}`;
     const wordSeconds = codeLength(asset.userNumberBits) * asset.segmentDuration;
     let why = refusal(decoded, settings.minConfidence);
