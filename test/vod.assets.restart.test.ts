@@ -110,7 +110,11 @@ describeEachDb('VOD transcoding survives a killed server', (kind) => {
       const files = walk(join(dataDir, 'objects', 'tenants', t.id, 'vod', id)).map((f) => f.split(`/${id}/`)[1]);
       // Exactly the files the master playlist needs: no leftovers of the killed attempt.
       const master = await (await fetch(asset.endpoints[0].url)).text();
-      const playlists = master.split('\n').filter((l) => l && !l.startsWith('#'));
+      // The media playlists, and the storyboard's image playlist (`#EXT-X-IMAGE-STREAM-INF:...,URI="..."`).
+      const playlists = [
+        ...master.split('\n').filter((l) => l && !l.startsWith('#')),
+        ...[...master.matchAll(/IMAGE-STREAM-INF:.*URI="([^"]+)"/g)].map((m) => m[1]),
+      ];
       expect(files.filter((f) => f.endsWith('.m3u8')).length).toBe(playlists.length + 1);
       expect(new Set(files).size).toBe(files.length);
     }

@@ -27,7 +27,7 @@ const FRAME = 1 / FPS;
  * reading the playlist itself repeats and skips audio packets where one segment meets the next); fMP4 segments are read
  * as one file after their initialisation segment, as a player appends them.
  */
-async function packetTimes(url: string, stream: 'v:0' | 'a:0'): Promise<{ pts: number; duration: number }[]> {
+async function packetTimes(url: string, stream: 'v:0' | 'a:0', fmp4Dir: string): Promise<{ pts: number; duration: number }[]> {
   const playlist = await (await fetch(url)).text();
   const segments = playlist.split('\n').filter((l) => l && !l.startsWith('#'));
   const probe = async (file: string) => {
@@ -50,11 +50,9 @@ async function packetTimes(url: string, stream: 'v:0' | 'a:0'): Promise<{ pts: n
   const all = await Promise.all(segments.map((segment) => probe(new URL(segment, url).toString())));
   return all.flat().sort((a, b) => a.pts - b.pts);
 }
-const fmp4 = tempDir();
-const fmp4Dir = fmp4.dir;
 
 /** Every video rung plays continuously for the source's length, and the audio runs to its end. */
-async function expectContinuous(masterUrl: string): Promise<void> {
+async function expectContinuous(masterUrl: string, dir: string): Promise<void> {
   const master = await (await fetch(masterUrl)).text();
   const video = master
     .split('\n')
@@ -65,7 +63,7 @@ async function expectContinuous(masterUrl: string): Promise<void> {
   expect(audio).toBeDefined();
   let videoEnd = 0;
   for (const url of video) {
-    const frames = await packetTimes(url, 'v:0');
+    const frames = await packetTimes(url, 'v:0', dir);
     const gaps = frames.slice(1).map((f, i) => f.pts - frames[i].pts);
     // No gap over 1.5 frames anywhere, chunk borders included, and no frame twice.
     expect(Math.max(...gaps)).toBeLessThan(1.5 * FRAME);
@@ -84,7 +82,7 @@ async function expectContinuous(masterUrl: string): Promise<void> {
       lengths.join(','),
     ).toBe(true);
   }
-  const samples = await packetTimes(new URL(audio!, masterUrl).toString(), 'a:0');
+  const samples = await packetTimes(new URL(audio!, masterUrl).toString(), 'a:0', dir);
   const audioGaps = samples.slice(1).map((s, i) => s.pts - samples[i].pts - samples[i].duration);
   expect(Math.max(...audioGaps.map(Math.abs))).toBeLessThan(0.001);
   expect(samples.at(-1)!.pts + samples.at(-1)!.duration).toBeGreaterThan(videoEnd - FRAME);
@@ -191,7 +189,6 @@ describeEachDb('VOD chunked transcoding', (kind) => {
     await Promise.all([browser?.close(), page?.close(), receiver?.close(), logos && new Promise((r) => logos.close(r))]);
     await storage?.drop();
     cleanup();
-    fmp4.cleanup();
   });
 
   const create = async (preset: string, more: object = {}) => {
@@ -274,7 +271,7 @@ describeEachDb('VOD chunked transcoding', (kind) => {
     if (twoProcesses) expect(workers.reduce((n, w) => n + finishedParts(w), 0)).toBe(4);
     const hls = asset.endpoints.find((e: { format: string }) => e.format === 'HLS');
     expect(Math.abs(hls.durationMilliseconds - SECONDS * 1000)).toBeLessThanOrEqual(40);
-    await expectContinuous(hls.url);
+    await expectContinuous(hls.url, dir);
     // The overlay is drawn on both sides of the chunk border, and not after its window.
     const master = await (await fetch(hls.url)).text();
     const top = new URL(
@@ -360,7 +357,7 @@ describeEachDb('VOD chunked transcoding', (kind) => {
       const dash = asset.endpoints.find((e: { format: string }) => e.format === 'DASH');
       for (const e of [hls, dash]) expect(Math.abs(e.durationMilliseconds - SECONDS * 1000), e.format).toBeLessThanOrEqual(40);
       // The same segments, continuous across the chunk borders, and the MPD static at the same URL.
-      await expectContinuous(hls.url);
+      await expectContinuous(hls.url, dir);
       const mpd = await (await fetch(dash.url)).text();
       expect(mpd).toContain('type="static"');
       expect(mpd).not.toContain('availabilityStartTime');
@@ -405,7 +402,7 @@ describeEachDb('VOD chunked transcoding', (kind) => {
     const survivor = twoProcesses ? workers[0] : await startWorker();
     const survivorBefore = twoProcesses ? before[1] : 0;
     const asset = await available(id);
-    await expectContinuous(asset.endpoints.find((e: { format: string }) => e.format === 'HLS').url);
+    await expectContinuous(asset.endpoints.find((e: { format: string }) => e.format === 'HLS').url, dir);
     // The parts the victim had finished were not encoded again; the rest (its chunk under way included) were.
     expect(finishedParts(survivor) - survivorBefore).toBe(4 - doneByVictim);
   }, 600_000);

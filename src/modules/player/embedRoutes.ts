@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isOriginAllowed, originRefused, playbackSource } from '../streaming/index.ts';
-import { PLAYER_FLAGS, type PlayerFlags } from './embedUrl.ts';
+import { EmbedQuery, PLAYER_FLAGS, type PlayerFlags } from './embedUrl.ts';
 import { playerPage, refusalPage, webFile } from './page.ts';
 import { SourceConfig } from './schemas.ts';
 import { mediaResponse } from '../../platform/schemas.ts';
@@ -27,11 +27,7 @@ const Params = Type.Object({
 });
 const SourceQuery = Type.Object({ token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) });
 const PageQuery = Type.Object({
-  Muted: Type.Optional(Type.Boolean()),
-  Autoplay: Type.Optional(Type.Boolean()),
-  TimeShift: Type.Optional(Type.Boolean()),
-  Analytics: Type.Optional(Type.Boolean()),
-  token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  ...EmbedQuery.properties,
   drmToken: Type.Optional(
     Type.String({ minLength: 1, maxLength: 4096, description: "The viewer's DRM token (`POST /drm/v1/tokens`), for DRM-protected assets" }),
   ),

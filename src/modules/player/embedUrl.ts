@@ -1,3 +1,5 @@
+import { Type } from 'typebox';
+
 /** The boolean options of the embed page and the QR code, with the spec's capitalised names, in this order. */
 export const PLAYER_FLAGS = ['Muted', 'Autoplay', 'TimeShift', 'Analytics'] as const;
 export type PlayerFlags = Partial<Record<(typeof PLAYER_FLAGS)[number], boolean>>;
@@ -9,3 +11,12 @@ export function embedUrlOf(publicUrl: URL, tenantId: string, assetId: string, fl
   if (token) url.searchParams.set('token', token);
   return url.href;
 }
+
+/** The embed URL's query as the embed page and the QR code take it: the spec's booleans and a playback token. */
+export const EmbedQuery = Type.Object({
+  Muted: Type.Optional(Type.Boolean()),
+  Autoplay: Type.Optional(Type.Boolean()),
+  TimeShift: Type.Optional(Type.Boolean()),
+  Analytics: Type.Optional(Type.Boolean()),
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+});

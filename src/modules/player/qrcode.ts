@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { PlatformContext } from '../../context.ts';
 import { mediaResponse, withErrors } from '../../platform/schemas.ts';
 import { checkGivenToken, requirePlayable } from '../streaming/index.ts';
-import { embedUrlOf } from './embedUrl.ts';
+import { EmbedQuery, embedUrlOf } from './embedUrl.ts';
 
 const Png = mediaResponse('image/png', Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }), 'a PNG image of the QR code');
 
@@ -20,13 +20,7 @@ export const qrCodeRoutes: FastifyPluginAsyncTypebox<{ ctx: PlatformContext }> =
         description:
           "A PNG QR code of the asset's embed URL, with the boolean options given as its query, and `token` (not in the spec): a playback token of the asset carried by the URL, for an asset that needs one (400 naming `token` when it would be refused). 404 for an asset the tenant does not have.",
         params: Type.Object({ id: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }) }),
-        querystring: Type.Object({
-          Muted: Type.Optional(Type.Boolean()),
-          Autoplay: Type.Optional(Type.Boolean()),
-          TimeShift: Type.Optional(Type.Boolean()),
-          Analytics: Type.Optional(Type.Boolean()),
-          token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-        }),
+        querystring: EmbedQuery,
         response: withErrors({ 200: Png }),
       },
     },
