@@ -116,19 +116,14 @@ describeOnDb('pglite', 'Watermark detection survives real captures', () => {
   it('names the viewer of a capture 5% fast at 12 fps', async () => expectBob(await named(await attacked('drift5'))), 60_000);
   it('names the viewer of segments joined by the concat demuxer (a gap at every join)', async () => expectBob(await named(await attacked('concat'))), 60_000);
   it('names the viewer of a capture cropped by 10% of each side and scaled back', async () => expectBob(await named(await attacked('crop'))), 60_000);
-  // Not reliable yet on this source (issue 31, left open): with the moving gradients in the last 6 s, the geometry fit
-  // of the letterboxed capture for some of the asset's random patterns (2 runs in 7 on 2026-11-28, both attempts of a
-  // CI run: the pattern is the asset's), of the player window sometimes and of the rotation with perspective always
-  // ends imprecise (rotation: bits of the gradients part unread and the test card's votes leaning): refused, never
-  // misread. The bench's 60 s test card survives all three (BENCHMARKS.md "watermark" part 5).
-  it.skip('names the viewer of a letterboxed capture', async () => expectBob(await named(await attacked('letterbox'))), 60_000);
-  it.skip(
+  it('names the viewer of a letterboxed capture', async () => expectBob(await named(await attacked('letterbox'))), 60_000);
+  it(
     'names the viewer of a capture inside a larger black frame (a recorded player window)',
     async () => expectBob(await named(await attacked('pillarbox'))),
     60_000,
   );
   it('names the viewer of a mirrored capture', async () => expectBob(await named(await attacked('mirror'))), 60_000);
-  it.skip('names the viewer of a capture rotated by 3 degrees with a mild perspective', async () => expectBob(await named(await attacked('rotation'))), 60_000);
+  it('names the viewer of a capture rotated by 3 degrees with a mild perspective', async () => expectBob(await named(await attacked('rotation'))), 60_000);
 
   it('names no viewer in the unmarked source nor in random content, and says why with a confidence', async () => {
     const plain = join(dir, 'plain.mp4');
