@@ -9,7 +9,7 @@ import { downloadToFile } from '../../platform/download.ts';
 import { presetById } from '../transcoder/index.ts';
 import { outputProtection } from './drm.ts';
 import type { OutputJob } from './jobs.ts';
-import { recordedSegments, type SegmentRow } from './record.ts';
+import { recordedSegments, runDurations, type SegmentRow } from './record.ts';
 import { recordRecorderEvent } from './service.ts';
 import { mediaPrefix, outputPrefix, recordingUrl } from './storageKeys.ts';
 import { recorderOutputs, recorderRecordings, type EndpointRow } from './tables.ts';
@@ -67,11 +67,8 @@ async function localInput(ctx: PlatformContext, tenantId: string, recordingId: s
     }
     return runs;
   };
-  const sum = (segments: SegmentRow[]) => segments.reduce((a, s) => a + s.durationMs, 0);
-  // A run lasts as long as its longest track (a run's audio often ends a few ms after its video): both tracks' lists
-  // give it that length, so that the next run starts at the same time in each and picture and sound stay together.
-  const runMs = new Map<number, number>();
-  for (const track of used) for (const run of runsOf(track)) runMs.set(run[0]!.run, Math.max(runMs.get(run[0]!.run) ?? 0, sum(run)));
+  // Both tracks' lists give a run its longest track's length, so that the next run starts at the same time in each.
+  const runMs = runDurations(rows, used);
   const files: Record<string, string> = {};
   for (const track of used) {
     const parts: { name: string; durationMs: number }[] = [];
@@ -91,7 +88,7 @@ async function localInput(ctx: PlatformContext, tenantId: string, recordingId: s
       files[track] = list;
     }
   }
-  const durationMs = Math.max(0, ...tracks.map((t) => sum(rows.filter((s) => s.track === t))));
+  const durationMs = [...runMs.values()].reduce((a, ms) => a + ms, 0);
   return { video: video && files[video], audio: audio && files[audio], durationMs };
 }
 

@@ -40,6 +40,27 @@ const OPEN_RANGE_QUIET_MS = 5000;
 export type SegmentRow = typeof recorderSegments.$inferSelect;
 
 /**
+ * How long each encoder run of a range lasts, by run: its longest track's segments (a run's audio often ends a few ms
+ * after its video). The recording lasts their sum: its outputs lay the runs end to end so, every next run starting at
+ * the same time in each track (picture and sound together), and with two run changes or more the sum of the runs'
+ * longest tracks is longer than any one track's sum.
+ */
+export function runDurations(rows: Pick<SegmentRow, 'run' | 'track' | 'durationMs'>[], tracks: string[]): Map<number, number> {
+  const byRunAndTrack = new Map<string, number>();
+  for (const s of rows) {
+    if (!tracks.includes(s.track)) continue;
+    const key = `${s.run} ${s.track}`;
+    byRunAndTrack.set(key, (byRunAndTrack.get(key) ?? 0) + s.durationMs);
+  }
+  const runs = new Map<number, number>();
+  for (const [key, ms] of byRunAndTrack) {
+    const run = Number(key.split(' ')[0]);
+    runs.set(run, Math.max(runs.get(run) ?? 0, ms));
+  }
+  return runs;
+}
+
+/**
  * The recording's playlists, from what it has copied: `EVENT` (appended to) until recorded, then with the end tag;
  * and its MPD over the same segments, dynamic until recorded, then static.
  */
@@ -258,10 +279,8 @@ async function finish(ctx: PlatformContext, rec: RecordingRow, owner: string, tr
       for (const o of failed) await recordRecorderEvent(tx, rec.tenantId, 'recorder.output.failed', { id: o.id, recordingId: rec.id, errorMessage });
       return false;
     }
-    // The duration is the longest track's: the sum of its segments' durations.
-    const durationMilliseconds = Math.max(
-      ...(tracks.length ? tracks : [rows[0]!.track]).map((t) => rows.filter((s) => s.track === t).reduce((a, s) => a + s.durationMs, 0)),
-    );
+    // The runs' durations end to end, as the outputs lay them (`runDurations`).
+    const durationMilliseconds = [...runDurations(rows, tracks.length ? tracks : [rows[0]!.track]).values()].reduce((a, ms) => a + ms, 0);
     const end = rec.end ?? new Date(Math.max(...rows.map((s) => s.startMs + s.durationMs)));
     const archive = { ...rec.archive };
     // An archive already due (no delay, or a range that ended long ago) is queued now, not at the next pass.
