@@ -79,7 +79,8 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
   }, 900_000);
 
   it('dash.js and Shaka start from the beginning of the dynamic MPD of a chunked encode and play across a chunk border before the asset is Available', async () => {
-    const asset = await playableAsset('dash-h264-ladder', 'DASH', 130);
+    // Long enough that the encode still runs after both players (in CI it had finished a 130 s source by then).
+    const asset = await playableAsset('dash-h264-ladder', 'DASH', 240);
     const mpd = await (await fetch(asset.url)).text();
     expect(mpd).toContain('type="dynamic"');
     // Laid together from the chunks' segments, named by their times.

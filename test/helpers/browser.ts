@@ -208,7 +208,8 @@ export async function play(
           hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
             if (d.fatal && !error) error = `hls.js ${d.type}: ${d.details}`;
           });
-          hls.loadSource(url);
+          // The order hls.js's API documents: the manifest asked for once the media source is open.
+          hls.on(w.Hls.Events.MEDIA_ATTACHED, () => hls.loadSource(url));
           hls.attachMedia(video);
           tracks = () => ({ audio: hls.audioTracks.map((t: any) => t.lang ?? t.name), text: hls.subtitleTracks.map((t: any) => t.lang ?? t.name) });
           // hls.js turns on only DEFAULT=YES captions, and resets a choice made before it has loaded them: keep asking.

@@ -259,7 +259,7 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
     ({ url, player }) => {
       const video = document.getElementById('v') as HTMLVideoElement;
       const w = window as any;
-      const state: { error?: string; warning?: string } = {};
+      const state: { error?: string; warning?: string; trace?: Record<string, number> } = {};
       w.__live = state;
       if (player === 'hls') {
         const hls = new w.Hls();
@@ -267,7 +267,13 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
           if (!d.fatal) state.warning = `hls.js ${d.type}: ${d.details}`;
           if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}${d.reason ? ` (${d.reason})` : ''}${d.url ? ` at ${d.url}` : ''}`;
         });
-        hls.loadSource(url);
+        // What hls.js got as far as, for a failing wait's message (a player that never starts says nothing else).
+        const counts: Record<string, number> = {};
+        state.trace = counts;
+        for (const e of ['MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_BUFFERED'])
+          hls.on(w.Hls.Events[e], () => (counts[e] = (counts[e] ?? 0) + 1));
+        // The order hls.js's API documents: the manifest asked for once the media source is open.
+        hls.on(w.Hls.Events.MEDIA_ATTACHED, () => hls.loadSource(url));
         hls.attachMedia(video);
       } else {
         const dash = w.dashjs.MediaPlayer().create();
@@ -304,6 +310,7 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
           readyState: video.readyState,
           buffered: Array.from({ length: b.length }, (_, i) => `${b.start(i).toFixed(1)}-${b.end(i).toFixed(1)}`).join(','),
           lastWarning: (window as any).__live.warning as string | undefined,
+          trace: (window as any).__live.trace as Record<string, number> | undefined,
         };
       }),
     close: () => page.close(),
