@@ -195,7 +195,12 @@ describeEachDb('VOD assets', (kind) => {
       { timeoutMs: 60_000 },
     );
     expect(gone.body.outputs.map((o: any) => o.id)).toHaveLength(1);
-    expect(await p.ctx.store.head(shortKey), shortKey).toBeUndefined();
+    // The row goes first, in the transaction with its event; the files right after it commits.
+    await until(
+      () => p.ctx.store.head(shortKey),
+      (h) => h === undefined,
+      { timeoutMs: 10_000, what: `${shortKey} deleted` },
+    );
     // Deleted again later, as a user's deletion is, whatever a worker may still write there.
     const pending = await p.ctx.db.select().from(storageDeletions);
     expect(pending.map((d) => d.prefix)).toContain(`tenants/${t.id}/vod/${body.id}/short/`);

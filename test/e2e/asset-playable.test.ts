@@ -8,7 +8,7 @@ import { until } from '../helpers/until.ts';
 
 /**
  * Issue 24: a player starts an output from its beginning while the output is still being encoded. Both sources are
- * above the platform's chunk threshold here (two minutes): their chunks (12 s each) publish them one after the other,
+ * above the platform's chunk threshold here (two minutes): their chunks (6 s each) publish them one after the other,
  * and hls.js and dash.js play across the first chunk border. Each encode takes minutes on this machine (nothing
  * throttles ffmpeg); the test checks it was still running after playing. A source under the threshold (one pass) is
  * test/vod.playable.test.ts's.
@@ -21,7 +21,7 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
 
   beforeAll(async () => {
     [p, browser, page] = await Promise.all([
-      startPlatform('pglite', { MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: '120', MEDIAPLANE_CHUNK_SECONDS: '12' }),
+      startPlatform('pglite', { MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: '120', MEDIAPLANE_CHUNK_SECONDS: '6' }),
       launchBrowser(),
       servePlayerPage(),
     ]);
@@ -31,10 +31,16 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     cleanup();
   });
 
-  /** Uploads a source of `seconds`, creates an asset with `preset` and waits until it is playable (still Processing). */
+  const clips = new Map<number, Promise<string>>();
+  /**
+   * Uploads a source of `seconds` (made once for both tests), creates an asset with `preset` and waits until it is
+   * playable (still Processing).
+   */
   async function playableAsset(preset: string, format: 'HLS' | 'DASH', seconds: number) {
     const t = await p.createTenant();
-    const src = await makeClip(dir, `${seconds}s`, { width: 640, height: 360, seconds, audio: [{ language: 'eng', frequency: 440 }] });
+    if (!clips.has(seconds))
+      clips.set(seconds, makeClip(dir, `${seconds}s`, { width: 640, height: 360, seconds, audio: [{ language: 'eng', frequency: 440 }] }));
+    const src = await clips.get(seconds)!;
     const fileId = await uploadFile(t, src);
     const audio = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks.find((x: any) => x.type === 'Audio');
     const { body } = await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId, transcodingTracks: [audio] }], preset });
@@ -54,13 +60,13 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
 
   it('hls.js starts from the beginning of the growing EVENT playlist of a chunked encode and plays across a chunk border before the asset is Available', async () => {
     const asset = await playableAsset('hls-h264-ladder', 'HLS', 180);
-    const r = await play(browser, page.url, asset.url, { startTime: 0, seconds: 90, untilAdvanced: 14 });
+    const r = await play(browser, page.url, asset.url, { startTime: 0, seconds: 90, untilAdvanced: 8 });
     expect(r.error).toBeUndefined();
     expect(r.videoHeight).toBe(360);
     const started = r.times.find((x) => x > 0)!;
-    // From the beginning, not from the end of what was encoded so far; then past the first chunk's end (12 s).
+    // From the beginning, not from the end of what was encoded so far; then past the first chunk's end (6 s).
     expect(started).toBeLessThan(4);
-    expect(r.times.at(-1)!).toBeGreaterThan(12.5);
+    expect(r.times.at(-1)!).toBeGreaterThan(6.5);
 
     expect(await asset.status()).toBe('Processing');
     const media = await (
@@ -79,19 +85,19 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
   }, 900_000);
 
   it('dash.js and Shaka start from the beginning of the dynamic MPD of a chunked encode and play across a chunk border before the asset is Available', async () => {
-    // Long enough that the encode still runs after both players (in CI it had finished a 130 s source by then).
-    const asset = await playableAsset('dash-h264-ladder', 'DASH', 240);
+    // Long enough that the encode still runs after both players (in CI it had finished a 130 s source in 12 s chunks).
+    const asset = await playableAsset('dash-h264-ladder', 'DASH', 180);
     const mpd = await (await fetch(asset.url)).text();
     expect(mpd).toContain('type="dynamic"');
     // Laid together from the chunks' segments, named by their times.
     expect(mpd).toContain('media="chunk-$RepresentationID$-$Time$.m4s"');
     // dash.js, then Shaka Player (a third maker's), each from 0 across the first chunk border.
     for (const player of ['dash', 'shaka'] as const) {
-      const r = await play(browser, page.url, asset.url, { player, startTime: 0, seconds: 90, untilAdvanced: 14 });
+      const r = await play(browser, page.url, asset.url, { player, startTime: 0, seconds: 90, untilAdvanced: 8 });
       expect(r.error, player).toBeUndefined();
       const started = r.times.find((x) => x > 0)!;
       expect(started, player).toBeLessThan(4);
-      expect(r.times.at(-1)!, player).toBeGreaterThan(12.5);
+      expect(r.times.at(-1)!, player).toBeGreaterThan(6.5);
     }
     expect(await asset.status()).toBe('Processing');
     await asset.remove();
