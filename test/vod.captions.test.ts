@@ -1,4 +1,6 @@
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser, play, servePlayerPage } from './helpers/browser.ts';
 import { tempDir } from './helpers/media.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { spokenClip } from './helpers/speech.ts';
@@ -27,9 +29,11 @@ describeOnDb('pglite', 'VOD captions made from speech', (kind) => {
   let fileId = '';
   let audio: unknown;
   let video: unknown;
+  let browser: Browser;
+  let page: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
-    p = await startPlatform(kind);
+    [p, browser, page] = await Promise.all([startPlatform(kind), launchBrowser(), servePlayerPage()]);
     t = await p.createTenant();
     fileId = await uploadFile(t, await spokenClip(dir));
     const tracks = (await t.json('POST', `/vod/v1/files/${fileId}/detect`)).body.tracks;
@@ -37,7 +41,7 @@ describeOnDb('pglite', 'VOD captions made from speech', (kind) => {
     video = tracks.find((x: { type: string }) => x.type === 'Video');
   }, 120_000);
   afterAll(async () => {
-    await p?.stop();
+    await Promise.all([p?.stop(), browser?.close(), page?.close()]);
     cleanup();
   });
 
@@ -96,6 +100,11 @@ describeOnDb('pglite', 'VOD captions made from speech', (kind) => {
     expect(heard(vtt).size, vtt).toBeGreaterThanOrEqual(2);
     const playlist = await (await p.fetch(new URL('subs/generated_en-US.m3u8', hls.url).toString())).text();
     expect(playlist).toContain('generated_en-US.vtt');
+    // hls.js lists the track and puts the recognized words on the video as cues.
+    const played = await play(browser, page.url, hls.url, { seconds: 4 });
+    expect(played.error).toBeUndefined();
+    expect(played.textTracks).toEqual(['en-US']);
+    expect(heard(played.cues.map((c) => c.text).join(' ')).size, JSON.stringify(played.cues)).toBeGreaterThanOrEqual(2);
 
     // An output added after the captions were made gets them when it finishes: DASH, a side-loaded text set.
     expect((await t.json('POST', `/vod/v1/assets/${id}/outputs`, { preset: 'dash-h264-ladder', id: 'dash' })).status).toBe(200);
@@ -109,6 +118,10 @@ describeOnDb('pglite', 'VOD captions made from speech', (kind) => {
     const dash = withDash.outputs.find((o: { id: string }) => o.id === 'dash').endpoints[0];
     const mpd = await (await p.fetch(dash.url)).text();
     expect(mpd).toMatch(/<AdaptationSet id="200" contentType="text" mimeType="text\/vtt" lang="en-US">[\s\S]*<BaseURL>subs\/generated_en-US.vtt<\/BaseURL>/);
+    // Beside the storyboard's thumbnail set: each AdaptationSet id once in the Period.
+    const ids = [...mpd.matchAll(/<AdaptationSet id="(\d+)"/g)].map((m) => m[1]);
+    expect(mpd).toContain('thumbnail_tile');
+    expect(new Set(ids).size, ids.join(',')).toBe(ids.length);
     const dashVtt = await (await p.fetch(new URL('subs/generated_en-US.vtt', dash.url).toString())).text();
     expect(dashVtt).not.toContain('X-TIMESTAMP-MAP');
     expect(heard(dashVtt).size).toBeGreaterThanOrEqual(2);

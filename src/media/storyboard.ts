@@ -87,11 +87,14 @@ export function storyboardPlaylist(b: Storyboard): string {
 export const storyboardStreamInf = (b: Storyboard, uri: string) =>
   `#EXT-X-IMAGE-STREAM-INF:BANDWIDTH=${b.bandwidth},RESOLUTION=${b.tileWidth}x${b.tileHeight},CODECS="jpeg",URI="${uri}"`;
 
-/** The MPD's thumbnail AdaptationSet of the storyboard (`dir`: its folder relative to the MPD). */
+/**
+ * The MPD's thumbnail AdaptationSet of the storyboard (`dir`: its folder relative to the MPD). Its id is apart from the
+ * encoder's sets (from 0), the uploaded captions' (100 on) and the generated captions' (200): ids are unique in a Period.
+ */
 export function storyboardAdaptationSet(b: Storyboard, dir: string): string {
   const sheetS = b.intervalS * b.columns * b.rows;
   return [
-    `\t\t<AdaptationSet id="200" contentType="image" mimeType="image/jpeg">`,
+    `\t\t<AdaptationSet id="300" contentType="image" mimeType="image/jpeg">`,
     `\t\t\t<SegmentTemplate media="${dir}/sheet_$Number%05d$.jpg" timescale="1000" duration="${Math.round(sheetS * 1000)}" startNumber="1" />`,
     `\t\t\t<Representation id="storyboard" bandwidth="${b.bandwidth}" width="${b.tileWidth * b.columns}" height="${b.tileHeight * b.rows}">`,
     `\t\t\t\t<EssentialProperty schemeIdUri="http://dashif.org/thumbnail_tile" value="${b.columns}x${b.rows}" />`,

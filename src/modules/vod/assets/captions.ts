@@ -15,7 +15,7 @@ import { recordEvent } from '../../../platform/events.ts';
 import { readObject } from '../../../storage/readObject.ts';
 import { assetWorkPrefix, outputPrefix } from '../storageKeys.ts';
 import { loadSourceFiles } from './sourceFiles.ts';
-import { vodAssets, vodOutputs } from './tables.ts';
+import { vodAssets, vodOutputs, type EndpointRow } from './tables.ts';
 
 /**
  * Captions made from an asset's speech (docs/decisions/vod-assets.md, "Generated captions"), as the hosted platforms
@@ -87,60 +87,86 @@ export async function runCaptions(ctx: PlatformContext, j: CaptionsJob, stopping
  * Adds the asset's generated captions to a finished output, if they are made (else their job adds them when they
  * are): the WebVTT and its playlist beside the output's manifests, then the manifests naming them. Under the output
  * row's lock, and skipped where a manifest names them already: the captions job and the output's completion may both
- * get here.
+ * get here. `unpublished`: the endpoints of an output this worker is finishing, stored but not yet `Available` (nobody
+ * else writes them): its manifests name the captions from the moment it is, and the call after it is `Available`
+ * covers captions made in between.
  */
-export async function attachGeneratedCaptions(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string): Promise<void> {
+export async function attachGeneratedCaptions(
+  ctx: PlatformContext,
+  tenantId: string,
+  assetId: string,
+  outputId: string,
+  unpublished?: EndpointRow[],
+): Promise<void> {
   // The output plays without them: a failure here is logged, not the output's or the job's.
-  await attachTo(ctx, tenantId, assetId, outputId).catch((err) =>
+  await attachTo(ctx, tenantId, assetId, outputId, unpublished).catch((err) =>
     ctx.log.warn({ err, assetId, outputId }, 'adding the generated captions to an output failed'),
   );
 }
 
-async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string): Promise<void> {
+async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, unpublished?: EndpointRow[]): Promise<void> {
   const [asset] = await ctx.db
     .select({ code: vodAssets.aiCaptioningLanguageCode, status: vodAssets.aiCaptioningStatus, sources: vodAssets.sources })
     .from(vodAssets)
     .where(and(eq(vodAssets.id, assetId), eq(vodAssets.tenantId, tenantId)));
   if (!asset?.code || asset.status !== 'Available') return;
   const { code } = asset;
-  const vtt = (await readObject(ctx.store, keptVtt(tenantId, assetId, code))).toString('utf8');
-  const name = `${captioningOf(code).language?.name ?? code} (generated)`;
-  const prefix = outputPrefix(tenantId, assetId, outputId);
-  // Read before the transaction: the embedded database has one connection, which the transaction holds.
-  const sourceFile = (await loadSourceFiles(ctx.db, tenantId, [asset.sources[0].fileId])).get(asset.sources[0].fileId);
+  const captions: GeneratedCaptions = {
+    code,
+    vtt: (await readObject(ctx.store, keptVtt(tenantId, assetId, code))).toString('utf8'),
+    name: `${captioningOf(code).language?.name ?? code} (generated)`,
+    prefix: outputPrefix(tenantId, assetId, outputId),
+    // Read before the transaction: the embedded database has one connection, which the transaction holds.
+    sourceKey: (await loadSourceFiles(ctx.db, tenantId, [asset.sources[0].fileId])).get(asset.sources[0].fileId)?.fileKey,
+  };
+  if (unpublished) return writeCaptions(ctx, unpublished, captions);
   await ctx.db.transaction(async (tx) => {
     const [o] = await tx
       .select({ endpoints: vodOutputs.endpoints, status: vodOutputs.status })
       .from(vodOutputs)
       .where(and(eq(vodOutputs.assetId, assetId), eq(vodOutputs.id, outputId)))
       .for('update');
-    if (o?.status !== 'Available') return;
-    for (const e of o.endpoints) {
-      const dir = posix.dirname(e.manifest);
-      const text = (await readObject(ctx.store, prefix + e.manifest)).toString('utf8');
-      if (e.format === 'HLS' && !text.includes(playlistName(code))) {
-        // MPEG-TS cue times count from the output's zero on its clock (as the uploaded captions'); fMP4's is 0.
-        const zero = dir === 'hls' ? await outputZero(ctx, prefix, e.manifest, text, sourceFile?.fileKey) : 0;
-        const file = dir === 'hls' ? withTimestampMap(vtt, zero) : vtt;
-        await ctx.store.putObject(`${prefix}${dir}/${vttName(code)}`, file, 'text/vtt');
-        await ctx.store.putObject(
-          `${prefix}${dir}/${playlistName(code)}`,
-          subtitlePlaylistText(posix.basename(vttName(code)), e.durationMilliseconds / 1000),
-          'application/vnd.apple.mpegurl',
-        );
-        await ctx.store.putObject(
-          prefix + e.manifest,
-          withSubtitleRendition(text, { uri: playlistName(code), name, language: code }),
-          'application/vnd.apple.mpegurl',
-        );
-      } else if (e.format === 'DASH' && !text.includes(vttName(code))) {
-        // A CMAF output's HLS endpoint wrote the same file (no map: its segments are fMP4).
-        if (dir !== 'cmaf') await ctx.store.putObject(`${prefix}${dir}/${vttName(code)}`, vtt, 'text/vtt');
-        const sets = [{ id: 200, representation: `generated_${code}`, name, language: code, file: vttName(code) }];
-        await ctx.store.putObject(prefix + e.manifest, mpdWithCaptions(text, sets), 'application/dash+xml');
-      }
-    }
+    if (o?.status === 'Available') await writeCaptions(ctx, o.endpoints, captions);
   });
+}
+
+interface GeneratedCaptions {
+  code: string;
+  vtt: string;
+  name: string;
+  /** The output's prefix in the store. */
+  prefix: string;
+  sourceKey: string | undefined;
+}
+
+/** The captions' files beside each manifest of an output, and the manifests naming them (unless they do already). */
+async function writeCaptions(ctx: PlatformContext, endpoints: EndpointRow[], c: GeneratedCaptions): Promise<void> {
+  const { code, vtt, name, prefix } = c;
+  for (const e of endpoints) {
+    const dir = posix.dirname(e.manifest);
+    const text = (await readObject(ctx.store, prefix + e.manifest)).toString('utf8');
+    if (e.format === 'HLS' && !text.includes(playlistName(code))) {
+      // MPEG-TS cue times count from the output's zero on its clock (as the uploaded captions'); fMP4's is 0.
+      const zero = dir === 'hls' ? await outputZero(ctx, prefix, e.manifest, text, c.sourceKey) : 0;
+      const file = dir === 'hls' ? withTimestampMap(vtt, zero) : vtt;
+      await ctx.store.putObject(`${prefix}${dir}/${vttName(code)}`, file, 'text/vtt');
+      await ctx.store.putObject(
+        `${prefix}${dir}/${playlistName(code)}`,
+        subtitlePlaylistText(posix.basename(vttName(code)), e.durationMilliseconds / 1000),
+        'application/vnd.apple.mpegurl',
+      );
+      await ctx.store.putObject(
+        prefix + e.manifest,
+        withSubtitleRendition(text, { uri: playlistName(code), name, language: code }),
+        'application/vnd.apple.mpegurl',
+      );
+    } else if (e.format === 'DASH' && !text.includes(vttName(code))) {
+      // A CMAF output's HLS endpoint wrote the same file (no map: its segments are fMP4).
+      if (dir !== 'cmaf') await ctx.store.putObject(`${prefix}${dir}/${vttName(code)}`, vtt, 'text/vtt');
+      const sets = [{ id: 200, representation: `generated_${code}`, name, language: code, file: vttName(code) }];
+      await ctx.store.putObject(prefix + e.manifest, mpdWithCaptions(text, sets), 'application/dash+xml');
+    }
+  }
 }
 
 /** Where an MPEG-TS HLS output's clock reads zero: its first segment's start, less where the source's video began. */

@@ -157,6 +157,9 @@ export async function completeOutput(
 ): Promise<void> {
   const prefix = outputPrefix(j.tenantId, j.assetId, j.outputId);
   const endpoints = await uploadOutput(ctx, workDir, prefix, result, ids);
+  // Captions made from the asset's speech are in its manifests once it is Available (a player reading them at the
+  // event finds them); those made meanwhile join it after, or their job adds them.
+  await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId, endpoints);
   const finished = await ctx.db.transaction(async (tx) => {
     const rows = await tx
       .update(vodOutputs)
@@ -177,6 +180,5 @@ export async function completeOutput(
   });
   // Deleted (or taken over) while we worked: what we uploaded belongs to nobody.
   if (!finished) await ctx.store.deletePrefix(prefix);
-  // Captions made from the asset's speech before this output finished join it now (after, their job adds them).
   else await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId);
 }
