@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { tenantClient, type TestTenant } from '../test/helpers/client.ts';
@@ -23,6 +24,8 @@ const BIN = new URL('../bin/mediaplane.js', import.meta.url).pathname;
  * rungs against the one-pass top rung (SSIM, ffmpeg's own filter). BENCH_SECONDS (default 600), BENCH_HEIGHT (default
  * 1080), BENCH_CHUNK_SECONDS (default 60) and BENCH_PRESET (default hls-h264-ladder) set the source and the split;
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the server a fresh database is made on.
+ * The workers' own log lines ('part transcoded', 'stitched') give each part's and the stitch's time: the projection to
+ * 20 workers on a 10-minute source is computed from them.
  */
 export async function run(_args: string[] = []): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 600);
@@ -67,10 +70,17 @@ export async function run(_args: string[] = []): Promise<void> {
       MEDIAPLANE_DRM_MASTER_KEY: '22'.repeat(32),
       MEDIAPLANE_CHUNK_SECONDS: String(chunkSeconds),
     };
+    const timings: Timing[] = [];
     const start = async (extra: Record<string, string>, core?: number): Promise<ChildProcess> => {
       const command = core === undefined ? [process.execPath, BIN, 'serve'] : ['taskset', '-c', String(core), process.execPath, BIN, 'serve'];
-      const child = spawn(command[0], command.slice(1), { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(command[0], command.slice(1), { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
       children.add(child);
+      createInterface({ input: child.stderr! }).on('line', (line) => {
+        const entry = parseLog(line);
+        if (entry?.msg === 'part transcoded') timings.push({ what: entry.kind === 'audio' ? 'audio' : 'chunk', ms: Number(entry.ms) });
+        else if (entry?.msg === 'stitched') timings.push({ what: 'stitch', ms: Number(entry.ms) });
+        if (!entry || Number(entry.level) >= 40) process.stderr.write(`${line}\n`);
+      });
       const health = extra.MEDIAPLANE_HEALTH_PORT ?? String(port);
       await until(
         () =>
@@ -89,7 +99,15 @@ export async function run(_args: string[] = []): Promise<void> {
       children.delete(child);
     };
     const worker = async (core: number, threshold: number) =>
-      start({ MEDIAPLANE_ROLE: 'worker', MEDIAPLANE_HEALTH_PORT: String(await freePort()), MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: String(threshold) }, core);
+      start(
+        {
+          MEDIAPLANE_ROLE: 'worker',
+          MEDIAPLANE_HEALTH_PORT: String(await freePort()),
+          MEDIAPLANE_CHUNK_THRESHOLD_SECONDS: String(threshold),
+          LOG_LEVEL: 'info',
+        },
+        core,
+      );
 
     await start({ MEDIAPLANE_ROLE: 'api', PORT: String(port) });
     const created = (await (
@@ -102,12 +120,13 @@ export async function run(_args: string[] = []): Promise<void> {
     const t = tenantClient(base, created.id, created.name, created.apiKey.key);
     const fileId = await uploadFile(t, source);
 
-    const results: { name: string; ms: number; top: string; bandwidth: number; load: string }[] = [];
+    const results: { name: string; ms: number; top: string; bandwidth: number; load: string; timings: Timing[] }[] = [];
     const encode = async (name: string) => {
       const before = load();
       const started = performance.now();
+      const from = timings.length;
       const { top, bandwidth } = await available(t, fileId, preset);
-      results.push({ name, ms: performance.now() - started, top, bandwidth, load: `${before} → ${load()}` });
+      results.push({ name, ms: performance.now() - started, top, bandwidth, load: `${before} → ${load()}`, timings: timings.slice(from) });
       console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     };
 
@@ -130,6 +149,25 @@ export async function run(_args: string[] = []): Promise<void> {
       const rate = `${Math.round(r.bandwidth / 1000)} kb/s (${((r.bandwidth / baseline.bandwidth - 1) * 100).toFixed(1)}%)`;
       console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(1)} s | ${(baseline.ms / r.ms).toFixed(2)}x | ${ssim} | ${rate} | ${r.load} |`);
     }
+    const two = results[2]!;
+    const mean = (what: Timing['what']) => {
+      const ms = two.timings.filter((x) => x.what === what).map((x) => x.ms);
+      return ms.length ? ms.reduce((a, b) => a + b, 0) / ms.length : Number.NaN;
+    };
+    const [chunkMs, audioMs, stitchMs] = [mean('chunk'), mean('audio'), mean('stitch')];
+    const chunks = two.timings.filter((x) => x.what === 'chunk').length;
+    console.log(
+      `\nmeasured in the 2-worker run: ${chunks} video chunks of ${chunkSeconds} s, ${(chunkMs / 1000).toFixed(1)} s each on average; the audio part ${(audioMs / 1000).toFixed(1)} s; the stitch ${(stitchMs / 1000).toFixed(1)} s`,
+    );
+    // A 10-minute source in chunks of this size over 20 workers: the rounds of chunks (or the audio part, which runs
+    // beside them, when longer), then the stitch; the audio and the stitch grow with the source's length.
+    const scale = 600 / seconds;
+    const rounds = Math.ceil(600 / chunkSeconds / 20);
+    const projected = Math.max(rounds * chunkMs, audioMs * scale) + stitchMs * scale;
+    const oneWorker = (600 / chunkSeconds) * chunkMs + stitchMs * scale;
+    console.log(
+      `projection, a 10-minute source of this kind: 1 worker ${(oneWorker / 1000).toFixed(0)} s; 20 workers on 20 machines ${(projected / 1000).toFixed(0)} s (${rounds} round(s) of chunks, the audio part beside them, the stitch after): ${(oneWorker / projected).toFixed(1)}x`,
+    );
     loads.push(load());
     console.log(
       `\nmachine: ${cpus().length} cores, load average ${loadavg()
@@ -144,6 +182,21 @@ export async function run(_args: string[] = []): Promise<void> {
       () => {},
     );
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Timing {
+  what: 'chunk' | 'audio' | 'stitch';
+  ms: number;
+}
+
+/** A pino line of a worker's, or undefined for anything else it printed. */
+function parseLog(line: string): Record<string, unknown> | undefined {
+  try {
+    const entry: unknown = JSON.parse(line);
+    return typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -54,6 +54,7 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
     ...failsPermanently(ctx, j),
   };
   await workUnderLease(held, async (signal) => {
+    const started = performance.now();
     const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
     const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, drmKeyMode: keyModeOf(asset.drmKeyMode) };
     const progress = partProgress(ctx, j, sourceMs);
@@ -109,7 +110,8 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
         .where(and(partsOf(j), ne(vodOutputChunks.status, 'Available')));
       await combineProgress(tx, j, sourceMs);
       if (written) await publishChunked(ctx, tx, j, written.manifests, ids, sourceMs);
-      ctx.log.info({ assetId: j.assetId, outputId: j.outputId, index: j.index, kind: part.kind, left }, 'part transcoded');
+      const ms = Math.round(performance.now() - started);
+      ctx.log.info({ assetId: j.assetId, outputId: j.outputId, index: j.index, kind: part.kind, left, ms }, 'part transcoded');
       if (left > 0) return false;
       await ctx.jobs.send(stitchJob, { tenantId: j.tenantId, assetId: j.assetId, outputId: j.outputId }, { tx });
       return true;
