@@ -73,9 +73,10 @@ export async function run(_args: string[] = []): Promise<void> {
     const timings: Timing[] = [];
     const start = async (extra: Record<string, string>, core?: number): Promise<ChildProcess> => {
       const command = core === undefined ? [process.execPath, BIN, 'serve'] : ['taskset', '-c', String(core), process.execPath, BIN, 'serve'];
-      const child = spawn(command[0], command.slice(1), { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(command[0], command.slice(1), { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
       children.add(child);
-      createInterface({ input: child.stderr! }).on('line', (line) => {
+      // The platform logs to its standard output (pino).
+      createInterface({ input: child.stdout! }).on('line', (line) => {
         const entry = parseLog(line);
         if (entry?.msg === 'part transcoded') timings.push({ what: entry.kind === 'audio' ? 'audio' : 'chunk', ms: Number(entry.ms) });
         else if (entry?.msg === 'stitched') timings.push({ what: 'stitch', ms: Number(entry.ms) });
@@ -130,6 +131,7 @@ export async function run(_args: string[] = []): Promise<void> {
       console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     };
 
+    const bound = await twoCoreBound(source, Math.min(chunkSeconds, seconds));
     let w = await worker(0, 0);
     await encode('one pass, 1 worker (core 0)');
     await stop(w);
@@ -149,6 +151,9 @@ export async function run(_args: string[] = []): Promise<void> {
       const rate = `${Math.round(r.bandwidth / 1000)} kb/s (${((r.bandwidth / baseline.bandwidth - 1) * 100).toFixed(1)}%)`;
       console.log(`| ${r.name} | ${(r.ms / 1000).toFixed(1)} s | ${(baseline.ms / r.ms).toFixed(2)}x | ${ssim} | ${rate} | ${r.load} |`);
     }
+    console.log(
+      `\nthe bound, by hand: one x264 encode of ${Math.min(chunkSeconds, seconds)} s of the source on core 0 alone ${(bound.alone / 1000).toFixed(1)} s; the same on cores 0 and 1 at once ${(bound.both / 1000).toFixed(1)} s: two cores do ${bound.scaling.toFixed(2)}x one core's work (the most two workers can gain here); two workers against one on the chunked path: ${(results[1]!.ms / results[2]!.ms).toFixed(2)}x, ${((results[1]!.ms / results[2]!.ms / bound.scaling) * 100).toFixed(0)}% of the bound`,
+    );
     const two = results[2]!;
     const mean = (what: Timing['what']) => {
       const ms = two.timings.filter((x) => x.what === what).map((x) => x.ms);
@@ -183,6 +188,27 @@ export async function run(_args: string[] = []): Promise<void> {
     );
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What two cores of this machine give over one, with no platform at all: the same x264 encode (the ladder's top rung
+ * codec and preset) of the source's first `seconds`, pinned to core 0 alone, then on cores 0 and 1 at once.
+ */
+async function twoCoreBound(source: string, seconds: number): Promise<{ alone: number; both: number; scaling: number }> {
+  const encode = (core: number) =>
+    new Promise<void>((resolve, reject) => {
+      const args = ['-c', String(core), 'ffmpeg', '-hide_banner', '-nostdin', '-loglevel', 'error', '-t', String(seconds), '-i', source];
+      const child = spawn('taskset', [...args, '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-f', 'null', '-'], { stdio: 'inherit' });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}`))));
+    });
+  let started = performance.now();
+  await encode(0);
+  const alone = performance.now() - started;
+  started = performance.now();
+  await Promise.all([encode(0), encode(1)]);
+  const both = performance.now() - started;
+  return { alone, both, scaling: (2 * alone) / both };
 }
 
 interface Timing {

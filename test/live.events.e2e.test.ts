@@ -3,18 +3,19 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { events } from '../src/db/events.ts';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { pushEncoder } from './helpers/live.ts';
-import { describeEachDb, freshStorage, startPlatform, type TestPlatform, type TestStorage } from './helpers/platform.ts';
+import { describeOnDb, freshStorage, startPlatform, type TestPlatform, type TestStorage } from './helpers/platform.ts';
 import { until } from './helpers/until.ts';
 import { freePort } from './helpers/process.ts';
 
 /**
  * An `ensureChannel` event on a real channel: scheduled, the platform stopped and started again on the same data
  * (the schedule is in the database, not in timers), then the channel starts on its own before the event's start, plays
- * what ffmpeg pushes over RTMP, and stops on its own after the event's end.
+ * what ffmpeg pushes over RTMP, and stops on its own after the event's end. On the embedded database, which reopens its
+ * own directory: the scheduler's queries on both databases are test/live.events.test.ts's (ensureChannel included).
  */
 const LEAD_SECONDS = 4;
 
-describeEachDb('Live events on a running channel', (kind) => {
+describeOnDb('pglite', 'Live events on a running channel', (kind) => {
   let storage: TestStorage;
   let p: TestPlatform | undefined;
   let encoder: ReturnType<typeof pushEncoder> | undefined;
