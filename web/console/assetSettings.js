@@ -33,9 +33,8 @@ export function assetSettingsCard(session, id, { saved }) {
       const { asset: own, tenant } = asset.settings[name];
       fill(
         selects[name],
-        // An asset that follows the tenant may keep doing so; once it has its own state the API takes no way back
-        // (its settings accept Enabled or Disabled, not null), so the choice is not offered then.
-        own === null ? h('option', { value: '' }, `As the tenant: ${tenant}`) : null,
+        // "As the tenant" is null to the API: the asset follows the tenant's default again.
+        h('option', { value: '' }, `As the tenant: ${tenant}`),
         h('option', { value: 'Enabled' }, 'Enabled'),
         h('option', { value: 'Disabled' }, 'Disabled'),
       );
@@ -44,9 +43,7 @@ export function assetSettingsCard(session, id, { saved }) {
         helps[name],
         what,
         ' ',
-        own === null
-          ? `This asset follows the tenant default (${tenant}).`
-          : `This asset's own setting; the tenant default is ${tenant}. Once set, an asset keeps its own setting.`,
+        own === null ? `This asset follows the tenant default (${tenant}).` : `This asset's own setting; the tenant default is ${tenant}.`,
       );
     }
   }
@@ -60,7 +57,10 @@ export function assetSettingsCard(session, id, { saved }) {
         alert.show();
         fill(status);
         const patch = {};
-        for (const [name] of SETTINGS) if (selects[name].value && selects[name].value !== current?.[name].asset) patch[name] = selects[name].value;
+        for (const [name] of SETTINGS) {
+          const chosen = selects[name].value || null;
+          if (chosen !== current?.[name].asset) patch[name] = chosen;
+        }
         if (Object.keys(patch).length === 0) {
           dirty = false;
           return fill(status, 'Nothing changed.');

@@ -2,7 +2,8 @@
 // URL (`mediaplanePlayerInfo.embedUrl` of `GET /streaming/v1/settings`, with the asset's id), as an `<iframe>` snippet
 // with "Copy"; the QR code is `GET /streaming/v1/qrcode/{id}` (a PNG of the same URL, with the same options), shown
 // with a download link. When the asset needs a playback token, the codes carry one made by `POST /streaming/v1/tokens`
-// (its expiry said), so that what is copied plays; a key that may not write cannot make one, and is told so.
+// (its expiry said; the QR code's operation takes it as `token`), so that what is copied or scanned plays; a key that
+// may not write cannot make one, and is told so.
 import { alertBox, copyButton, errorText, fill, formatDate, guard, h } from '/console/dom.js';
 import { applies } from '/console/assetSettings.js';
 
@@ -106,17 +107,16 @@ export function embedCard(session, id, { signal }) {
     link.href = url;
     fill(link, url);
     sayToken();
-    // The QR code operation takes no token: a code of this asset without one would open a refused player.
-    qrBox.hidden = needsToken;
-    qrNote.hidden = !needsToken;
-    fill(
-      qrNote,
-      'No QR code: this asset needs a playback token and the API’s QR code (GET /streaming/v1/qrcode/{id}) carries none, so a phone that scanned it would be refused. Share the player URL above.',
-    );
-    if (needsToken) return;
+    // Without a token a code of this asset would open a refused player: none is drawn until the codes carry one.
+    const tokenless = needsToken && !token;
+    qrBox.hidden = tokenless;
+    qrNote.hidden = !tokenless;
+    fill(qrNote, 'No QR code: this asset needs a playback token, and these codes carry none. Share the player URL above once they do.');
+    if (tokenless) return;
     const mine = (drawing = {});
     try {
-      const png = await session.download('/streaming/v1/qrcode/{id}', { params: { id }, query: query(), signal });
+      const params = needsToken ? { ...query(), token: token.token } : query();
+      const png = await session.download('/streaming/v1/qrcode/{id}', { params: { id }, query: params, signal });
       if (mine !== drawing) return; // the options changed meanwhile
       if (qrUrl) URL.revokeObjectURL(qrUrl);
       qrUrl = URL.createObjectURL(png);
