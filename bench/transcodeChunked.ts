@@ -159,7 +159,8 @@ export async function run(_args: string[] = []): Promise<void> {
       const ms = two.timings.filter((x) => x.what === what).map((x) => x.ms);
       return ms.length ? ms.reduce((a, b) => a + b, 0) / ms.length : Number.NaN;
     };
-    const [chunkMs, audioMs, stitchMs] = [mean('chunk'), mean('audio'), mean('stitch')];
+    // HLS outputs have no audio part (the first chunk encodes the whole source's audio beside its video).
+    const [chunkMs, audioMs, stitchMs] = [mean('chunk'), mean('audio') || 0, mean('stitch')];
     const chunks = two.timings.filter((x) => x.what === 'chunk').length;
     console.log(
       `\nmeasured in the 2-worker run: ${chunks} video chunks of ${chunkSeconds} s, ${(chunkMs / 1000).toFixed(1)} s each on average; the audio part ${(audioMs / 1000).toFixed(1)} s; the stitch ${(stitchMs / 1000).toFixed(1)} s`,

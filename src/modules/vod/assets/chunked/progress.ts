@@ -5,6 +5,7 @@ import * as lease from '../../../../db/lease.ts';
 import { recordEvent } from '../../../../platform/events.ts';
 import { outputWhere, WORKER_ID, type TranscodeJob } from '../outputs.ts';
 import { vodOutputChunks, vodOutputs } from '../tables.ts';
+import { lockChunked } from './growing.ts';
 import { CHUNKED, CHUNKED_LEASE_MS, PART_LEASE, partsOf, partWhere, type ChunkJob } from './parts.ts';
 
 /** The audio part's weight in the output's progress, against the video's 1 (it encodes far faster). */
@@ -60,6 +61,9 @@ export function partProgress(ctx: PlatformContext, j: ChunkJob, sourceMs: number
       chain = chain
         .then(() =>
           ctx.db.transaction(async (tx) => {
+            // The output row's lock before the part's row, as every transaction of the chunked path takes them (the
+            // part's segments and its completion lock the output first): the other order deadlocked with them.
+            if (!(await lockChunked(tx, j))) return;
             const rows = await tx
               .update(vodOutputChunks)
               .set({ progressPercent: percent })
