@@ -22,15 +22,15 @@ const BIN = new URL('../bin/mediaplane.js', import.meta.url).pathname;
  *
  * Wall time from `POST /vod/v1/assets` to `Available` (the upload is not counted), and the quality of the chunked top
  * rungs against the one-pass top rung (SSIM, ffmpeg's own filter). BENCH_SECONDS (default 600), BENCH_HEIGHT (default
- * 1080), BENCH_CHUNK_SECONDS (default 60) and BENCH_PRESET (default hls-h264-ladder) set the source and the split;
- * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the server a fresh database is made on.
- * The workers' own log lines ('part transcoded', 'stitched') give each part's and the stitch's time: the projection to
- * 20 workers on a 10-minute source is computed from them.
+ * 1080), BENCH_CHUNK_SECONDS (default 30, the platform's) and BENCH_PRESET (default hls-h264-ladder) set the source
+ * and the split; BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names the server a fresh
+ * database is made on. The workers' own log lines ('part transcoded', 'stitched') give each part's and the stitch's
+ * time: the projection to 20 workers on a 10-minute source is computed from them.
  */
 export async function run(_args: string[] = []): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 600);
   const height = Number(process.env.BENCH_HEIGHT ?? 1080);
-  const chunkSeconds = Number(process.env.BENCH_CHUNK_SECONDS ?? 60);
+  const chunkSeconds = Number(process.env.BENCH_CHUNK_SECONDS ?? 30);
   const preset = process.env.BENCH_PRESET ?? 'hls-h264-ladder';
   const width = Math.round((height * 16) / 9 / 2) * 2;
   const dir = mkdtempSync(join(tmpdir(), 'mediaplane-bench-chunked-'));

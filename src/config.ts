@@ -247,7 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     transcodeLeaseSeconds: positive('MEDIAPLANE_TRANSCODE_LEASE_SECONDS', env.MEDIAPLANE_TRANSCODE_LEASE_SECONDS, 30),
     sweepIntervalMs: positive('MEDIAPLANE_SWEEP_INTERVAL_MS', env.MEDIAPLANE_SWEEP_INTERVAL_MS, 10_000),
     chunkThresholdSeconds: int('MEDIAPLANE_CHUNK_THRESHOLD_SECONDS', env.MEDIAPLANE_CHUNK_THRESHOLD_SECONDS, 240),
-    chunkSeconds: positive('MEDIAPLANE_CHUNK_SECONDS', env.MEDIAPLANE_CHUNK_SECONDS, 60),
+    chunkSeconds: positive('MEDIAPLANE_CHUNK_SECONDS', env.MEDIAPLANE_CHUNK_SECONDS, 30),
     awsRegion: env.AWS_REGION || 'us-east-1',
     storageUrl: env.MEDIAPLANE_STORAGE_URL || undefined,
     urlSigningSecret: env.MEDIAPLANE_URL_SIGNING_SECRET || undefined,
