@@ -262,7 +262,9 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
       const state: { error?: string; warning?: string; trace?: Record<string, number> } = {};
       w.__live = state;
       if (player === 'hls') {
-        const hls = new w.Hls();
+        // Transmuxed on the page's own thread: in two CI runs hls.js loaded its first fragment and never buffered it
+        // (no error, no warning) while dash.js played the same output beside it; the worker is the step in between.
+        const hls = new w.Hls({ enableWorker: false });
         hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
           if (!d.fatal) state.warning = `hls.js ${d.type}: ${d.details}`;
           if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}${d.reason ? ` (${d.reason})` : ''}${d.url ? ` at ${d.url}` : ''}`;
@@ -270,8 +272,14 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
         // What hls.js got as far as, for a failing wait's message (a player that never starts says nothing else).
         const counts: Record<string, number> = {};
         state.trace = counts;
-        for (const e of ['MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'FRAG_LOADING', 'FRAG_LOADED', 'FRAG_BUFFERED'])
-          hls.on(w.Hls.Events[e], () => (counts[e] = (counts[e] ?? 0) + 1));
+        const events = ['MEDIA_ATTACHED', 'MANIFEST_PARSED', 'LEVEL_LOADED', 'AUDIO_TRACK_LOADED', 'FRAG_LOADING', 'FRAG_LOADED'];
+        events.push('FRAG_PARSING_INIT_SEGMENT', 'BUFFER_CODECS', 'BUFFER_CREATED', 'FRAG_PARSED', 'BUFFER_APPENDED', 'FRAG_BUFFERED');
+        for (const e of events)
+          hls.on(w.Hls.Events[e], (_: unknown, d: any) => {
+            counts[e] = (counts[e] ?? 0) + 1;
+            // The fragment last asked for and last loaded: the one a stalled start is waiting on.
+            if (e === 'FRAG_LOADING' || e === 'FRAG_LOADED') (state as any)[e] = `${d.frag?.type} ${d.frag?.relurl ?? d.frag?.url}`;
+          });
         // The order hls.js's API documents: the manifest asked for once the media source is open.
         hls.on(w.Hls.Events.MEDIA_ATTACHED, () => hls.loadSource(url));
         hls.attachMedia(video);
@@ -311,6 +319,7 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
           buffered: Array.from({ length: b.length }, (_, i) => `${b.start(i).toFixed(1)}-${b.end(i).toFixed(1)}`).join(','),
           lastWarning: (window as any).__live.warning as string | undefined,
           trace: (window as any).__live.trace as Record<string, number> | undefined,
+          lastFragments: [(window as any).__live.FRAG_LOADING, (window as any).__live.FRAG_LOADED] as (string | undefined)[],
         };
       }),
     close: () => page.close(),
