@@ -88,8 +88,8 @@ export async function runCaptions(ctx: PlatformContext, j: CaptionsJob, stopping
  * are): the WebVTT and its playlist beside the output's manifests, then the manifests naming them. Under the output
  * row's lock, and skipped where a manifest names them already: the captions job and the output's completion may both
  * get here. `unpublished`: the endpoints of an output this worker is finishing, stored but not yet `Available` (nobody
- * else writes them): its manifests name the captions from the moment it is, and the call after it is `Available`
- * covers captions made in between.
+ * else writes them): its manifests name the captions from the moment it is, and a call after it is `Available` covers
+ * captions made in between. Answers whether the captions were made (so there was something to add).
  */
 export async function attachGeneratedCaptions(
   ctx: PlatformContext,
@@ -97,19 +97,20 @@ export async function attachGeneratedCaptions(
   assetId: string,
   outputId: string,
   unpublished?: EndpointRow[],
-): Promise<void> {
+): Promise<boolean> {
   // The output plays without them: a failure here is logged, not the output's or the job's.
-  await attachTo(ctx, tenantId, assetId, outputId, unpublished).catch((err) =>
-    ctx.log.warn({ err, assetId, outputId }, 'adding the generated captions to an output failed'),
-  );
+  return attachTo(ctx, tenantId, assetId, outputId, unpublished).catch((err) => {
+    ctx.log.warn({ err, assetId, outputId }, 'adding the generated captions to an output failed');
+    return false;
+  });
 }
 
-async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, unpublished?: EndpointRow[]): Promise<void> {
+async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string, outputId: string, unpublished?: EndpointRow[]): Promise<boolean> {
   const [asset] = await ctx.db
     .select({ code: vodAssets.aiCaptioningLanguageCode, status: vodAssets.aiCaptioningStatus, sources: vodAssets.sources })
     .from(vodAssets)
     .where(and(eq(vodAssets.id, assetId), eq(vodAssets.tenantId, tenantId)));
-  if (!asset?.code || asset.status !== 'Available') return;
+  if (!asset?.code || asset.status !== 'Available') return false;
   const { code } = asset;
   const captions: GeneratedCaptions = {
     code,
@@ -119,7 +120,10 @@ async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string,
     // Read before the transaction: the embedded database has one connection, which the transaction holds.
     sourceKey: (await loadSourceFiles(ctx.db, tenantId, [asset.sources[0].fileId])).get(asset.sources[0].fileId)?.fileKey,
   };
-  if (unpublished) return writeCaptions(ctx, unpublished, captions);
+  if (unpublished) {
+    await writeCaptions(ctx, unpublished, captions);
+    return true;
+  }
   await ctx.db.transaction(async (tx) => {
     const [o] = await tx
       .select({ endpoints: vodOutputs.endpoints, status: vodOutputs.status })
@@ -128,6 +132,7 @@ async function attachTo(ctx: PlatformContext, tenantId: string, assetId: string,
       .for('update');
     if (o?.status === 'Available') await writeCaptions(ctx, o.endpoints, captions);
   });
+  return true;
 }
 
 interface GeneratedCaptions {

@@ -159,7 +159,7 @@ export async function completeOutput(
   const endpoints = await uploadOutput(ctx, workDir, prefix, result, ids);
   // Captions made from the asset's speech are in its manifests once it is Available (a player reading them at the
   // event finds them); those made meanwhile join it after, or their job adds them.
-  await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId, endpoints);
+  const captioned = await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId, endpoints);
   const finished = await ctx.db.transaction(async (tx) => {
     const rows = await tx
       .update(vodOutputs)
@@ -180,5 +180,5 @@ export async function completeOutput(
   });
   // Deleted (or taken over) while we worked: what we uploaded belongs to nobody.
   if (!finished) await ctx.store.deletePrefix(prefix);
-  else await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId);
+  else if (!captioned) await attachGeneratedCaptions(ctx, j.tenantId, j.assetId, j.outputId);
 }
