@@ -1,10 +1,13 @@
 import { expect, it } from 'vitest';
-import { darkPixels, IDENTITY, refineGeometry, similarity, warpOf, type Geometry } from '../../src/media/watermark/geometry.ts';
+import { IDENTITY, similarity, type Geometry } from '../../src/media/watermark/geometry.ts';
+import { darkPixels } from '../../src/media/watermark/geometryFit.ts';
+import { refineGeometry } from '../../src/media/watermark/geometryRefine.ts';
+import { warpOf } from '../../src/media/watermark/geometrySampling.ts';
 import { GRID_CELLS, GRID_H, GRID_W } from '../../src/media/watermark/pattern.ts';
 import { SUSPECT_H, SUSPECT_W } from '../../src/media/watermark/suspect.ts';
 
 /**
- * The geometry of detection (src/media/watermark/geometry.ts) on synthetic pictures, without ffmpeg: a textured picture
+ * The geometry of detection (src/media/watermark/geometry*.ts) on synthetic pictures, without ffmpeg: a textured picture
  * drawn finely, reduced by area to the reference's grid as preparation does, and drawn through a known geometry (bars
  * around it) then reduced to the suspect's size as a capture is read.
  */

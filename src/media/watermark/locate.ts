@@ -1,19 +1,8 @@
 import { BOUNDARY_MARGIN_S, MIN_CONTENT_MATCH, segmentStartsOf, type MarkReference } from './detect.ts';
-import {
-  centre,
-  darkPixels,
-  dotOf,
-  fitGeometry,
-  IDENTITY,
-  isIdentity,
-  norms,
-  referencePictures,
-  refineGeometry,
-  warpOf,
-  warpPicture,
-  type Geometry,
-  type GeometryFit,
-} from './geometry.ts';
+import { IDENTITY, isIdentity, type Geometry } from './geometry.ts';
+import { darkPixels, fitGeometry, type GeometryFit } from './geometryFit.ts';
+import { refineGeometry } from './geometryRefine.ts';
+import { centre, dotOf, norms, referencePictures, warpOf, warpPicture } from './geometrySampling.ts';
 import { GRID_CELLS } from './pattern.ts';
 import { SAMPLE_FPS } from './prepare.ts';
 import { SUSPECT_CELLS, SUSPECT_FPS, suspectCount } from './suspect.ts';
