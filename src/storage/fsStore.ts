@@ -11,6 +11,13 @@ import { assertKey, StoreError, type ObjectInfo, type ObjectStore, type Uploaded
 import type { UrlSigner } from './signing.ts';
 
 /**
+ * What a streamed object's writer holds before it stops reading: while one write is with the thread pool the stream's
+ * next chunks wait here and go in one writev, so the source is read on while the disk writes (at the default 16 KiB
+ * one 64 KiB socket chunk filled it: reading stopped for every write; BENCHMARKS.md, import).
+ */
+const STREAM_WRITE_BUFFER = 8 << 20;
+
+/**
  * The embedded store: objects are files under `<dataDir>/objects/<key>`, multipart uploads live under
  * `<dataDir>/uploads` (fsUploads.ts). The platform serves the signed URLs itself (routes.ts).
  */
@@ -117,7 +124,9 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async putObject(key: string, body: Buffer | Readable | string): Promise<void> {
-    await this.writeAtomically(key, (tmp) => (body instanceof Readable ? pipeline(body, createWriteStream(tmp)) : writeFile(tmp, body)));
+    await this.writeAtomically(key, (tmp) =>
+      body instanceof Readable ? pipeline(body, createWriteStream(tmp, { highWaterMark: STREAM_WRITE_BUFFER })) : writeFile(tmp, body),
+    );
   }
 
   async putFile(key: string, localPath: string): Promise<void> {

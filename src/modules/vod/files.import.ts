@@ -37,8 +37,6 @@ const PROGRESS_WRITE_MS = 1000;
 /** `vod.file.progress` at each new step of this many percent, at most once per interval (as outputs' progress). */
 const PROGRESS_EVENT_STEP = 10;
 const PROGRESS_EVENT_INTERVAL_MS = 5000;
-/** What the store is given at a time. */
-const WRITE_BYTES = 1 << 20;
 
 export interface ImportRequest {
   url: string;
@@ -158,25 +156,15 @@ export async function runImport(ctx: PlatformContext, j: ImportFileJob, attempt:
     const size = source.size;
     if (size !== undefined) await ctx.db.update(vodFiles).set({ fileSize: size }).where(stillImporting(row));
     const progress = progressWriter(ctx, row, size, () => abort.abort(new ImportStopped('the file was cancelled or deleted')));
-    // The socket's 64 KiB chunks joined into 1 MiB writes: each write is a round trip through the thread pool, and on a
-    // busy machine the wake-ups cost more than the copy (BENCHMARKS.md, import).
     const counted = async function* () {
-      let held: Buffer[] = [];
-      let heldBytes = 0;
       for await (const chunk of source.body) {
         if (abort.signal.aborted) throw abort.signal.reason;
         received += chunk.length;
         progress.report(received);
-        held.push(chunk);
-        heldBytes += chunk.length;
-        if (heldBytes < WRITE_BYTES) continue;
-        yield held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
-        held = [];
-        heldBytes = 0;
+        yield chunk;
       }
-      if (heldBytes) yield Buffer.concat(held, heldBytes);
     };
-    const body = Readable.from(counted());
+    const body = Readable.from(counted(), { objectMode: false });
     abort.signal.addEventListener('abort', () => body.destroy(abort.signal.reason as Error));
     try {
       await ctx.store.putObject(row.fileKey, body, contentTypeOf(row.fileKey));
