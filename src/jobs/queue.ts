@@ -48,6 +48,14 @@ export interface SendOptions {
  */
 export const JOBS_CHANNEL = 'mediaplane_jobs';
 
+/**
+ * How often an idle worker asks for a job no one announced: a retry or a delayed job coming due, or one whose
+ * notification was missed. A sent job wakes its workers on commit and a finished one its queue (`run`), so the poll
+ * is not how work starts. At 1 s the dozen pollers of a process were most of an idle platform's queries (on PGlite,
+ * run on the main thread: a fifth of a core; BENCHMARKS.md, import).
+ */
+const POLL_SECONDS = 5;
+
 /** The pg-boss wrapper every module uses: jobs live in the platform's own database (PGlite or PostgreSQL). */
 export class JobQueue {
   /** The pg-boss workers of this process, by queue name. */
@@ -124,7 +132,7 @@ export class JobQueue {
     for (let i = 0; i < concurrency; i++) {
       const id = await this.boss.work<P>(
         job.name,
-        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? 1 },
+        { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: job.options.pollingIntervalSeconds ?? POLL_SECONDS },
         async ([j]) => this.run(job, handler, j),
       );
       this.workers.set(job.name, [...(this.workers.get(job.name) ?? []), id]);
