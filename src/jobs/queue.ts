@@ -51,8 +51,8 @@ export const JOBS_CHANNEL = 'mediaplane_jobs';
 /**
  * How often an idle worker asks for a job no one announced: a retry or a delayed job coming due, or one whose
  * notification was missed. A sent job wakes its workers on commit and a finished one its queue (`run`), so the poll
- * is not how work starts. At 1 s the dozen pollers of a process were most of an idle platform's queries (on PGlite,
- * run on the main thread: a fifth of a core; BENCHMARKS.md, import).
+ * is not how work starts. At 1 s the dozen pollers of a process were most of an idle platform's queries: on PGlite,
+ * which runs them on the main thread, an idle platform took 13–14% of a core, 8% at 5 s (BENCHMARKS.md, import).
  */
 const POLL_SECONDS = 5;
 
