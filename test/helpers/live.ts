@@ -58,6 +58,16 @@ export function localPipeline(
   return { pipeline, outDir, events, removed };
 }
 
+/** The segments a pipeline announced for `rendition`, in order: which run made each and whether it was the input's. */
+export const segmentsOf = (events: LivePipelineEvent[], rendition: string) =>
+  events.flatMap((e) => (e.type === 'segment' && e.rendition === rendition ? [e] : []));
+
+/** The number of the newest segment a media playlist's text lists (-1 before any). */
+export function newestSegment(playlist: string): number {
+  const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(playlist)?.[1] ?? 0);
+  return first + playlist.split('\n').filter((l) => l.startsWith('#EXTINF:')).length - 1;
+}
+
 /** What a test encoder sends; every option has the default of most live tests. */
 export interface EncoderOptions {
   /** The generated picture's size and frame rate; a key frame every second (`-g` = the rate). */
@@ -262,9 +272,15 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
       const state: { error?: string; warning?: string; trace?: Record<string, number> } = {};
       w.__live = state;
       if (player === 'hls') {
-        // Transmuxed on the page's own thread: in two CI runs hls.js loaded its first fragment and never buffered it
-        // (no error, no warning) while dash.js played the same output beside it; the worker is the step in between.
-        const hls = new w.Hls({ enableWorker: false });
+        // hls.js's own log, the last lines kept for a failing wait's message: a player that never starts says nothing
+        // else (it showed why hls.js once waited for ever at a discontinuity: docs/decisions/live.md, "The packager").
+        const logged: string[] = [];
+        const keep = (...a: unknown[]) => {
+          logged.push(a.map(String).join(' ').slice(0, 200));
+          if (logged.length > 40) logged.shift();
+        };
+        (state as any).log = logged;
+        const hls = new w.Hls({ debug: { trace: () => {}, debug: keep, log: keep, info: keep, warn: keep, error: keep } });
         hls.on(w.Hls.Events.ERROR, (_: unknown, d: any) => {
           if (!d.fatal) state.warning = `hls.js ${d.type}: ${d.details}`;
           if (d.fatal && !state.error) state.error = `hls.js ${d.type}: ${d.details}${d.reason ? ` (${d.reason})` : ''}${d.url ? ` at ${d.url}` : ''}`;
@@ -320,6 +336,7 @@ export async function playLive(browser: import('playwright-core').Browser, pageU
           lastWarning: (window as any).__live.warning as string | undefined,
           trace: (window as any).__live.trace as Record<string, number> | undefined,
           lastFragments: [(window as any).__live.FRAG_LOADING, (window as any).__live.FRAG_LOADED] as (string | undefined)[],
+          log: ((window as any).__live.log as string[] | undefined)?.slice(),
         };
       }),
     close: () => page.close(),
