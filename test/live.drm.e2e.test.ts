@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { play } from './helpers/browser.ts';
-import { pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
+import { newestSegment, pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
 import { liveChannels } from './helpers/commands.ts';
 import { tempDir } from './helpers/media.ts';
 import { b64url, decode, expectAes128Decrypts, sessionKeysOf, asSessionKeys } from './helpers/drm.ts';
@@ -54,12 +54,11 @@ describeOnDb('postgres', 'Live channel with DRM endpoints', (kind) => {
     cbcs = channel.endpoints.find((e: any) => e.id === 'dash-cbcs');
     sampleAes = channel.endpoints.find((e: any) => e.id === 'hls-sample-aes');
     token = (await t.json('POST', '/drm/v1/tokens', { assetId: id })).body.token;
-    // The encoder's picture, not the slate's, is in the playlist: its segments follow a discontinuity.
-    await until(
-      () => p.fetch(hls.url.replace(/master\.m3u8$/, '180p.m3u8')).then((r) => r.text()),
-      (s) => /#EXT-X-DISCONTINUITY[\s\S]*#EXTINF[\s\S]*#EXTINF/.test(s),
-      { timeoutMs: 45_000, what: 'segments of the pushed stream' },
-    );
+    // The encoder's picture, not the slate's, is in the playlist: two segments after the first one encoded from it.
+    await live.waitInputConnected(id);
+    const newest = async () => newestSegment(await (await p.fetch(hls.url.replace(/master\.m3u8$/, '180p.m3u8'))).text());
+    const connectedAt = await newest();
+    await until(newest, (n) => n >= connectedAt + 2, { timeoutMs: 45_000, what: 'segments of the pushed stream' });
   }, 120_000);
   afterAll(async () => {
     await encoder?.stop();

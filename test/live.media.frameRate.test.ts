@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfprobe } from '../src/media/ffmpeg.ts';
 import { startRtmpIngest, type LiveRendition, type RtmpIngest } from '../src/media/live/index.ts';
-import { localPipeline, pushEncoder, quietLog, readPlaylist, waitFor } from './helpers/live.ts';
+import { localPipeline, pushEncoder, quietLog, readPlaylist, segmentsOf, waitFor } from './helpers/live.ts';
 import { tempDir } from './helpers/media.ts';
 
 const KEY = 'k3y_frame-rate';
@@ -58,11 +58,7 @@ describe('live media: the frame rate of a quality follows the encoder unless one
       pipeline.setInput({ url: ingest.inputUrl(CHANNEL)!, bytesReceived: () => ingest.bytesReceived(CHANNEL) ?? 0 });
       await waitFor('the input', () => events.some((e) => e.type === 'input.connected'));
       // Two segments of the encoder's run: the one before the last is complete.
-      await waitFor('two segments from the encoder', () => {
-        const segments = readPlaylist(join(outDir, '180p.m3u8'))?.segments ?? [];
-        const run = segments.map((s) => s.discontinuity).lastIndexOf(true);
-        return run >= 0 && segments.length - run >= 3;
-      });
+      await waitFor('two segments from the encoder', () => segmentsOf(events, '180p').filter((s) => s.live).length >= 3);
       return { followed: await segmentRate(outDir, '180p'), fixed: await segmentRate(outDir, '90p') };
     } finally {
       await encoder.stop();

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { runFfmpeg } from '../src/media/ffmpeg.ts';
 import { codeWord } from '../src/media/watermark/code.ts';
 import { play } from './helpers/browser.ts';
-import { pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
+import { newestSegment, pushEncoder, startLivePlayback, type Encoder } from './helpers/live.ts';
 import { endpointOf, liveChannels, type Channel } from './helpers/commands.ts';
 import { tempDir } from './helpers/media.ts';
 import { describeOnDb, type TestPlatform, type TestTenant } from './helpers/platform.ts';
@@ -36,6 +36,8 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
   let t: TestTenant;
   let encoder: Encoder | undefined;
   let channel: Channel;
+  /** The newest segment of the top rung when the encoder went on air. */
+  let connectedAt: number;
 
   beforeAll(async () => {
     ({ p, browser, page } = await startLivePlayback(kind));
@@ -51,7 +53,10 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     await live.start(id);
     await live.waitStatus(id, 'On');
     encoder = pushEncoder(await live.ingestUrl(id));
+    await live.waitInputConnected(id);
     channel = await live.get(id);
+    // The first segment encoded from the encoder is published by now: those after it are of the pushed stream.
+    connectedAt = newestSegment(await (await p.fetch(endpointOf(channel, 'HLS').url.replace(/master\.m3u8$/, `${RUNGS[0]}.m3u8`))).text());
   }, 120_000);
   afterAll(async () => {
     await encoder?.stop();
@@ -124,8 +129,8 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
     expect(audioRedirect.headers.get('location')).toContain(`/audio/${/([0-9]+)\.m4s/.exec(lastAudio.pathname)![1]}.m4s`);
     expect((await t.fetch(lastAudio)).status).toBe(200);
 
-    // Like a live player: reload the playlist, fetch each new segment of the pushed stream (after the slate's
-    // discontinuity) through the redirector, until enough are in; the first ON_TOP at 240p, the rest at 144p.
+    // Like a live player: reload the playlist, fetch each new segment of the pushed stream (after the first one
+    // encoded from it) through the redirector, until enough are in; the first ON_TOP at 240p, the rest at 144p.
     const media = (rung: string) => new URL(`media.m3u8?rendition=${rung}`, token.body.playbackUrl);
     const rungOf = (n: number, first: number) => RUNGS[n - first < ON_TOP ? 0 : 1];
     const segments = new Map<number, Buffer>();
@@ -137,14 +142,12 @@ describeOnDb('pglite', 'Watermarking a live channel', (kind) => {
           const text = await (await t.fetch(media(rung))).text();
           let sequence = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0);
           let map = '';
-          let afterBreak = false;
           for (const line of text.split('\n')) {
-            if (line === '#EXT-X-DISCONTINUITY') afterBreak = true;
-            else if (line.startsWith('#EXT-X-MAP:')) map = /URI="([^"]+)"/.exec(line)![1]!;
+            if (line.startsWith('#EXT-X-MAP:')) map = /URI="([^"]+)"/.exec(line)![1]!;
             else if (line && !line.startsWith('#')) {
               const n = sequence++;
               expect(line).toBe(`segments/${n}.m4s?rendition=${rung}`);
-              if (afterBreak && first === undefined && rung === RUNGS[0]) first = n;
+              if (n > connectedAt && first === undefined && rung === RUNGS[0]) first = n;
               if (first === undefined || n < first || n >= first + CAPTURED || segments.has(n) || rungOf(n, first) !== rung) continue;
               if (!inits.has(rung)) inits.set(rung, Buffer.from(await (await t.fetch(map)).arrayBuffer()));
               const res = await t.fetch(new URL(line, media(rung)));

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRtmpIngest, type LivePipeline, type RtmpIngest } from '../../src/media/live/index.ts';
+import { startRtmpIngest, type LivePipeline, type LivePipelineEvent, type RtmpIngest } from '../../src/media/live/index.ts';
 import { launchBrowser, serveDirectory, servePlayerPage, type StaticServer } from '../helpers/browser.ts';
-import { localPipeline, playLive, pushEncoder, quietLog, readPlaylist, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
+import { localPipeline, playLive, pushEncoder, quietLog, readPlaylist, segmentsOf, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
 import { tempDir } from '../helpers/media.ts';
 import { until } from '../helpers/until.ts';
 
@@ -20,6 +20,7 @@ describe('live playback through input loss', () => {
   let ingest: RtmpIngest;
   let pipeline: LivePipeline;
   let outDir: string;
+  let events: LivePipelineEvent[];
   let browser: Browser;
   let media: StaticServer;
   let page: { url: string; close(): Promise<void> };
@@ -36,6 +37,7 @@ describe('live playback through input loss', () => {
     const p = localPipeline(tmp.dir, { channelId: CHANNEL, windowSegments: 10 });
     pipeline = p.pipeline;
     outDir = p.outDir;
+    events = p.events;
     [browser, media, page] = await Promise.all([launchBrowser(), serveDirectory(outDir), servePlayerPage()]);
   });
   afterAll(async () => {
@@ -94,7 +96,7 @@ describe('live playback through input loss', () => {
       encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
       await waitFor(
         'the live input back',
-        () => readPlaylist(join(outDir, '180p.m3u8'))!.segments.at(-1)!.discontinuity === false && newestSequence() > lostAt + 3,
+        () => segmentsOf(events, '180p').at(-1)?.live === true && newestSequence() > lostAt + 3,
       );
       const backAt = newestSequence();
       await allAdvance(players, 5, 'playback on through the switch back to the input');

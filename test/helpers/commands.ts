@@ -38,6 +38,13 @@ export function liveChannels(t: TestTenant) {
         (s) => s === wanted,
         { timeoutMs, what: `channel ${id} ${wanted}` },
       ),
+    /** Waits until the channel's encoder is on air: the first segment encoded from it is published. */
+    waitInputConnected: (id: string, timeoutMs = 60_000) =>
+      until(
+        async () => (await ok<Channel>(t, 'GET', path(id))).internalStatus,
+        (s) => s === 'InputConnected',
+        { timeoutMs, everyMs: 200, what: `channel ${id} InputConnected` },
+      ),
     /** Where a test's encoder pushes: the channel's primary ingest URL, on 127.0.0.1 where the test's platform listens. */
     ingestUrl: async (id: string) => (await configuration(id)).input.transportPrimaryIngestUrl!.replace('localhost', '127.0.0.1'),
   };

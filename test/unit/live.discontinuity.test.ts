@@ -4,16 +4,20 @@ import { mediaPlaylist, nextDiscontinuity, type PublishedSegment, type Track } f
 const WINDOW = 4;
 
 /** Publishes one segment from `run` into `track` the way the packager does. */
-function publish(track: Track & { discontinuities: number }, run: number): void {
+function publish(track: Track & { discontinuities: number }, run: number, continues = false): void {
   const sequence = track.segments.length;
+  // The run's init segment; a run that continues the stream keeps the one before (the packager only does so when its
+  // bytes are the same).
+  const previous = track.segments.at(-1);
+  const same = previous && (continues || previous.run === run);
   const segment: PublishedSegment = {
     sequence,
     duration: 1,
     decodeTime: sequence * 1000,
     run,
-    initKey: `v/init-${run}.mp4`,
-    discontinuity: nextDiscontinuity(track, run),
-    period: run,
+    initKey: same ? previous.initKey : `v/init-${run}.mp4`,
+    discontinuity: nextDiscontinuity(track, run, continues),
+    period: same ? previous.period : run,
   };
   track.discontinuities = segment.discontinuity;
   track.segments.push(segment);
@@ -44,6 +48,23 @@ describe('live discontinuities', () => {
     }
     checkSlides(playlists);
     expect(track.segments.map((s) => s.discontinuity)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
+  });
+
+  it('writes no tag where a run continues the stream (same init, no jump), and one where the next run does not', () => {
+    const track: Track & { discontinuities: number } = { name: 'v', kind: 'video', bandwidth: 1, timescale: 1000, segments: [], discontinuities: 0 };
+    const playlists: string[] = [];
+    // The slate, the encoder and the slate again continue one stream; run 4 (a new init segment) does not.
+    for (const [run, continues] of [[0, false], [0, false], [1, true], [1, false], [2, true], [2, false], [4, false], [4, false]] as const) {
+      publish(track, run, continues);
+      playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
+    }
+    checkSlides(playlists);
+    expect(track.segments.map((s) => s.discontinuity)).toEqual([0, 0, 0, 0, 0, 0, 1, 1]);
+    const last = playlists.at(-1)!;
+    expect(last.match(/#EXT-X-DISCONTINUITY\n/g)).toHaveLength(1);
+    expect(last).toContain('v/5.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI="v/init-4.mp4"\n');
+    // One map for the continued runs: the init segment they share.
+    expect(playlists[5]!.match(/#EXT-X-MAP/g)).toHaveLength(1);
   });
 
   it('continues the count of a resumed track from its last segment', () => {

@@ -122,10 +122,10 @@ export function subtitlePlaylist(segments: SubtitleSegment[], windowSegments: nu
     `#EXT-X-MEDIA-SEQUENCE:${first?.sequence ?? 0}`,
     `#EXT-X-DISCONTINUITY-SEQUENCE:${first?.discontinuity ?? 0}`,
   ];
-  let run: number | undefined;
+  let discontinuity: number | undefined;
   for (const s of listed) {
-    if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');
-    run = s.run;
+    if (discontinuity !== undefined && s.discontinuity !== discontinuity) lines.push('#EXT-X-DISCONTINUITY');
+    discontinuity = s.discontinuity;
     lines.push(
       `#EXT-X-PROGRAM-DATE-TIME:${new Date(availabilityStart + s.start * 1000).toISOString()}`,
       `#EXTINF:${s.duration.toFixed(6)},`,

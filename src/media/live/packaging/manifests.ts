@@ -15,7 +15,10 @@ export interface PublishedSegment {
   run: number;
   /** Key of the init segment this segment needs, relative to the channel prefix. */
   initKey: string;
-  /** How many discontinuities precede it in this track since the channel started (EXT-X-DISCONTINUITY-SEQUENCE). */
+  /**
+   * How many discontinuities precede it in this track since the channel started (EXT-X-DISCONTINUITY-SEQUENCE): the
+   * playlists write `EXT-X-DISCONTINUITY` where it changes.
+   */
   discontinuity: number;
   /** The DASH Period it belongs to (a Period changes where the init segment's bytes change). */
   period: number;
@@ -25,14 +28,18 @@ export interface PublishedSegment {
 
 /**
  * The discontinuity number of a track's next segment, from `run`: the last published segment's, plus one when the run
- * changed. Counted on published segments, not on runs: a run that published nothing in this track (a slate cut short by
- * the encoder's return, a run killed with its owner) puts no EXT-X-DISCONTINUITY in the playlist, so it must not move
+ * changed, unless the new run `continues` the stream (same init segments, its media time starting where the timeline
+ * ended): then players see one stream and no tag is written. Why: a tag at every switch to the slate and back put the
+ * discontinuity near the live edge for the seconds after each switch, and hls.js with a separate audio playlist can
+ * start its video on one side of it and its audio on the other, each waiting for the other for ever (seen in CI).
+ * Counted on published segments, not on runs: a run that published nothing in this track (a slate cut short by the
+ * encoder's return, a run killed with its owner) puts no EXT-X-DISCONTINUITY in the playlist, so it must not move
  * EXT-X-DISCONTINUITY-SEQUENCE either, or players see the sequence jump as the window slides.
  */
-export function nextDiscontinuity(track: { segments: readonly PublishedSegment[]; discontinuities: number }, run: number): number {
+export function nextDiscontinuity(track: { segments: readonly PublishedSegment[]; discontinuities: number }, run: number, continues = false): number {
   const last = track.segments.at(-1);
   if (!last) return track.discontinuities;
-  return last.run === run ? last.discontinuity : last.discontinuity + 1;
+  return last.run === run || continues ? last.discontinuity : last.discontinuity + 1;
 }
 
 /** A partial segment (LL-HLS `EXT-X-PART`): one CMAF chunk. */
@@ -156,13 +163,13 @@ export function mediaPlaylist(
     while (skipped < listed.length - 1 && after - listed[skipped]!.duration >= target * SKIP_TARGETS) after -= listed[skipped++]!.duration;
     lines.push(`#EXT-X-SKIP:SKIPPED-SEGMENTS=${skipped}`);
   }
-  let run = skipped > 0 ? listed[skipped - 1]!.run : undefined;
+  let previous: Omit<PublishedSegment, 'duration'> | undefined = skipped > 0 ? listed[skipped - 1] : undefined;
   let mapped = false;
   const begin = (s: Omit<PublishedSegment, 'duration'>) => {
-    if (run !== undefined && s.run !== run) lines.push('#EXT-X-DISCONTINUITY');
-    if (s.run !== run || !mapped) lines.push(`#EXT-X-MAP:URI="${s.initKey}"`);
+    if (previous && s.discontinuity !== previous.discontinuity) lines.push('#EXT-X-DISCONTINUITY');
+    if (s.initKey !== previous?.initKey || s.discontinuity !== previous.discontinuity || !mapped) lines.push(`#EXT-X-MAP:URI="${s.initKey}"`);
     mapped = true;
-    run = s.run;
+    previous = s;
     const at = availabilityStart + (s.decodeTime / track.timescale!) * 1000;
     lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(at).toISOString()}`);
   };

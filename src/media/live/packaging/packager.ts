@@ -72,6 +72,10 @@ interface RunState {
   done: Map<string, number>;
   /** Low latency: the run's fragmented output, cut into parts and segments. */
   cutter?: PartCutter;
+  /** Where the timeline ended when the run began; absent for the packager's first run (a start, a takeover). */
+  from?: number;
+  /** It continues the previous run's stream: the same init segments, from where the timeline ended (see `nextDiscontinuity`). */
+  continues?: boolean;
 }
 
 interface TrackState extends CutTrack, Track {
@@ -189,7 +193,7 @@ export class Packager {
 
   /** Follows a new run's output directory from media time `offset` (seconds); the previous run must be drained. */
   beginRun(run: number, dir: string, offset: number): void {
-    const state: RunState = { run, dir, offset, done: new Map(), failures: new Map() };
+    const state: RunState = { run, dir, offset, done: new Map(), failures: new Map(), from: this.run ? this.timelineEnd : undefined };
     this.run = state;
     const { partSeconds, segmentSeconds, availabilityStart, publish, remove, log } = this.o;
     if (!partSeconds) return;
@@ -206,6 +210,7 @@ export class Packager {
           state.offset = at;
           return this.openRun(state, inits as Map<TrackState, Buffer>);
         },
+        continues: () => state.continues === true,
         segmentClosed: (track, segment, key, body) => this.segmentClosed(track as TrackState, segment, key, body),
         writeManifests: (changed) => this.writeManifests(changed as TrackState[]),
       },
@@ -316,6 +321,8 @@ export class Packager {
       this.o.log.info({ run: state.run, changed }, 'init segments changed: a new DASH Period');
     }
     if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });
+    // A millisecond of tolerance: both numbers are the same seconds, one of them read back from decode times.
+    state.continues = !newPeriod && state.from !== undefined && state.offset - state.from < 0.001;
     for (const track of this.tracks) {
       track.lastRun = state.run;
       if (!newPeriod) continue;
@@ -337,7 +344,7 @@ export class Packager {
       decodeTime,
       run: state.run,
       initKey: track.periodInitKey!,
-      discontinuity: nextDiscontinuity(track, state.run),
+      discontinuity: nextDiscontinuity(track, state.run, state.continues),
       period: track.period,
     };
     const key = segmentKey(track.name, segment.sequence);

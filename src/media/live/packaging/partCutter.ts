@@ -29,6 +29,8 @@ export interface CutterHost {
   log: Logger;
   /** The run's first chunks are out: its media time starts at `offset` (seconds); the init segments are compared. */
   openRun(inits: Map<CutTrack, Buffer>, offset: number): Promise<void>;
+  /** The opened run continues the previous run's stream: its segments carry no discontinuity (`nextDiscontinuity`). */
+  continues(): boolean;
   /** A segment is complete and published under `key`: listed, announced, and old ones expired. */
   segmentClosed(track: CutTrack, segment: PublishedSegment, key: string, body: Buffer): Promise<void>;
   writeManifests(changed: CutTrack[]): Promise<void>;
@@ -124,7 +126,7 @@ export class PartCutter {
       decodeTime: info.decodeTime,
       run: this.run,
       initKey: track.periodInitKey!,
-      discontinuity: nextDiscontinuity(track, this.run),
+      discontinuity: nextDiscontinuity(track, this.run, this.host.continues()),
       period: track.period,
       parts: [],
     };
