@@ -94,10 +94,7 @@ describe('live playback through input loss', () => {
       expect(fetchedFrom(lostAt)).toBe(true);
 
       encoder = pushEncoder(`rtmp://127.0.0.1:${ingest.port}/live/${KEY}`);
-      await waitFor(
-        'the live input back',
-        () => segmentsOf(events, '180p').at(-1)?.live === true && newestSequence() > lostAt + 3,
-      );
+      await waitFor('the live input back', () => segmentsOf(events, '180p').at(-1)?.live === true && newestSequence() > lostAt + 3);
       const backAt = newestSequence();
       await allAdvance(players, 5, 'playback on through the switch back to the input');
       expect(fetchedFrom(backAt)).toBe(true);

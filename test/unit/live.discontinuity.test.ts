@@ -54,7 +54,16 @@ describe('live discontinuities', () => {
     const track: Track & { discontinuities: number } = { name: 'v', kind: 'video', bandwidth: 1, timescale: 1000, segments: [], discontinuities: 0 };
     const playlists: string[] = [];
     // The slate, the encoder and the slate again continue one stream; run 4 (a new init segment) does not.
-    for (const [run, continues] of [[0, false], [0, false], [1, true], [1, false], [2, true], [2, false], [4, false], [4, false]] as const) {
+    for (const [run, continues] of [
+      [0, false],
+      [0, false],
+      [1, true],
+      [1, false],
+      [2, true],
+      [2, false],
+      [4, false],
+      [4, false],
+    ] as const) {
       publish(track, run, continues);
       playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
     }
