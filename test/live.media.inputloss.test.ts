@@ -88,6 +88,17 @@ describe('live media: input loss and supervision', () => {
       expect(new Set(playlist.segments.map((s) => s.map)).size).toBe(1);
       expect(playlist.segments.map((s) => s.uri)).toEqual(playlist.segments.map((_, i) => `${rung}/${playlist.sequence + i}.m4s`));
     }
+    // Across every switch, a segment number is the same run and about the same time in every track (hls.js pairs the
+    // audio playlist with the video's by number): each run ends with as many segments in each.
+    const video = new Map(segmentsOf(p.events, '180p').map((s) => [s.sequence, s]));
+    const audio = segmentsOf(p.events, 'audio');
+    expect(audio.length).toBeGreaterThan(0);
+    for (const a of audio) {
+      const v = video.get(a.sequence);
+      if (!v) continue;
+      expect({ sequence: a.sequence, run: a.run }).toEqual({ sequence: a.sequence, run: v.run });
+      expect(Math.abs(a.startMs - v.startMs)).toBeLessThan(250);
+    }
     // Decode times never go back: every run continues the timeline where the previous one ended.
     const mpd = readFileSync(join(p.outDir, 'manifest.mpd'), 'utf8');
     for (const rep of mpd.matchAll(/<Representation id="(\w+)"[\s\S]*?<\/Representation>/g)) {

@@ -1,9 +1,21 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRtmpIngest, type LivePipeline, type LivePipelineEvent, type RtmpIngest } from '../../src/media/live/index.ts';
 import { launchBrowser, serveDirectory, servePlayerPage, type StaticServer } from '../helpers/browser.ts';
-import { localPipeline, playLive, pushEncoder, quietLog, readPlaylist, segmentsOf, TINY_LADDER, waitFor, type LivePlayer } from '../helpers/live.ts';
+import {
+  localPipeline,
+  newestSegment,
+  playLive,
+  pushEncoder,
+  quietLog,
+  readPlaylist,
+  segmentsOf,
+  TINY_LADDER,
+  waitFor,
+  type LivePlayer,
+} from '../helpers/live.ts';
 import { tempDir } from '../helpers/media.ts';
 import { until } from '../helpers/until.ts';
 
@@ -52,6 +64,17 @@ describe('live playback through input loss', () => {
     const pl = readPlaylist(join(outDir, '180p.m3u8'));
     return pl ? pl.sequence + pl.segments.length - 1 : -1;
   };
+  /** How the video and audio playlists number their segments now: what a player pairs them by. */
+  const numbering = () =>
+    ['180p.m3u8', 'audio.m3u8']
+      .map((f) => {
+        const text = existsSync(join(outDir, f)) ? readFileSync(join(outDir, f), 'utf8') : '';
+        return `${f}: ${text
+          .split('\n')
+          .filter((l) => /SEQUENCE:|^#EXT-X-DISCONTINUITY$/.test(l))
+          .join(' ')} last ${newestSegment(text)}`;
+      })
+      .join('; ');
   /** Waits until every player's playhead is `seconds` past where it was, failing on any player error. */
   async function allAdvance(players: LivePlayer[], seconds: number, what: string) {
     const from = await Promise.all(players.map((p) => p.state()));
@@ -65,7 +88,7 @@ describe('live playback through input loss', () => {
       Boolean,
       {
         timeoutMs: 60_000,
-        what: () => `${what}; players from ${JSON.stringify(from)} to ${JSON.stringify(now)}; newest segment ${newestSequence()}`,
+        what: () => `${what}; players from ${JSON.stringify(from)} to ${JSON.stringify(now)}; newest segment ${newestSequence()}; ${numbering()}`,
       },
     );
   }

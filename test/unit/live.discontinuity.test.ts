@@ -1,26 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { mediaPlaylist, nextDiscontinuity, type PublishedSegment, type Track } from '../../src/media/live/packaging/manifests.ts';
+import { runDiscontinuity } from '../../src/media/live/packaging/discontinuity.ts';
+import { mediaPlaylist, type PublishedSegment, type Track } from '../../src/media/live/packaging/manifests.ts';
 
 const WINDOW = 4;
 
-/** Publishes one segment from `run` into `track` the way the packager does. */
-function publish(track: Track & { discontinuities: number }, run: number, continues = false): void {
-  const sequence = track.segments.length;
-  // The run's init segment; a run that continues the stream keeps the one before (the packager only does so when its
-  // bytes are the same).
-  const previous = track.segments.at(-1);
-  const same = previous && (continues || previous.run === run);
-  const segment: PublishedSegment = {
-    sequence,
-    duration: 1,
-    decodeTime: sequence * 1000,
-    run,
-    initKey: same ? previous.initKey : `v/init-${run}.mp4`,
-    discontinuity: nextDiscontinuity(track, run, continues),
-    period: same ? previous.period : run,
+type TestTrack = Track & { discontinuities: number };
+const newTrack = (name: string, discontinuities = 0): TestTrack => ({
+  name,
+  kind: name === 'a' ? 'audio' : 'video',
+  bandwidth: 1,
+  timescale: 1000,
+  segments: [],
+  discontinuities,
+});
+
+/** Opens `run` over `tracks` as the packager does; the result publishes one segment of it in a track. */
+function openRun(tracks: TestTrack[], run: number, continues = false): (track: TestTrack) => void {
+  const discontinuity = runDiscontinuity(tracks, continues);
+  return (track) => {
+    const sequence = track.segments.length;
+    // The run's init segment; a run that continues the stream keeps the one before (the packager only does so when its
+    // bytes are the same).
+    const previous = track.segments.at(-1);
+    const same = previous && (continues || previous.run === run);
+    const segment: PublishedSegment = {
+      sequence,
+      duration: 1,
+      decodeTime: sequence * 1000,
+      run,
+      initKey: same ? previous.initKey : `${track.name}/init-${run}.mp4`,
+      discontinuity,
+      period: same ? previous.period : run,
+    };
+    track.discontinuities = segment.discontinuity;
+    track.segments.push(segment);
   };
-  track.discontinuities = segment.discontinuity;
-  track.segments.push(segment);
 }
 
 /** What hls.js checks: the sequence of a later window is the earlier one's plus the tags that slid out before it. */
@@ -39,33 +53,42 @@ function checkSlides(playlists: string[]): void {
 
 describe('live discontinuities', () => {
   it('moves EXT-X-DISCONTINUITY-SEQUENCE only for the tags that leave the window, also across runs that published nothing', () => {
-    const track: Track & { discontinuities: number } = { name: 'v', kind: 'video', bandwidth: 1, timescale: 1000, segments: [], discontinuities: 0 };
+    const track = newTrack('v');
     const playlists: string[] = [];
     // Run 0 (the slate), run 1 (the encoder); runs 2 and 3 publish nothing (a slate cut short, an owner killed); run 4.
-    for (const run of [0, 0, 0, 1, 1, 1, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5]) {
-      publish(track, run);
-      playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
+    for (const [run, count] of [
+      [0, 3],
+      [1, 3],
+      [2, 0],
+      [3, 0],
+      [4, 5],
+      [5, 5],
+    ] as const) {
+      const publish = openRun([track], run);
+      for (let n = 0; n < count; n++) {
+        publish(track);
+        playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
+      }
     }
     checkSlides(playlists);
     expect(track.segments.map((s) => s.discontinuity)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
   });
 
   it('writes no tag where a run continues the stream (same init, no jump), and one where the next run does not', () => {
-    const track: Track & { discontinuities: number } = { name: 'v', kind: 'video', bandwidth: 1, timescale: 1000, segments: [], discontinuities: 0 };
+    const track = newTrack('v');
     const playlists: string[] = [];
     // The slate, the encoder and the slate again continue one stream; run 4 (a new init segment) does not.
     for (const [run, continues] of [
       [0, false],
-      [0, false],
       [1, true],
-      [1, false],
       [2, true],
-      [2, false],
-      [4, false],
       [4, false],
     ] as const) {
-      publish(track, run, continues);
-      playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
+      const publish = openRun([track], run, continues);
+      for (let n = 0; n < 2; n++) {
+        publish(track);
+        playlists.push(mediaPlaylist(track, WINDOW, 1, 0));
+      }
     }
     checkSlides(playlists);
     expect(track.segments.map((s) => s.discontinuity)).toEqual([0, 0, 0, 0, 0, 0, 1, 1]);
@@ -76,11 +99,33 @@ describe('live discontinuities', () => {
     expect(playlists[5]!.match(/#EXT-X-MAP/g)).toHaveLength(1);
   });
 
+  it('gives a run the same number in every track, also when a track published nothing in the run before', () => {
+    const video = newTrack('v');
+    const audio = newTrack('a');
+    // Run 1 left no audio segment (its audio was unreadable); run 2 continues neither track's stream.
+    const run0 = openRun([video, audio], 0);
+    run0(video);
+    run0(audio);
+    openRun([video, audio], 1)(video);
+    const run2 = openRun([video, audio], 2);
+    run2(video);
+    run2(audio);
+    expect(video.segments.map((s) => s.discontinuity)).toEqual([0, 1, 2]);
+    expect(audio.segments.map((s) => s.discontinuity)).toEqual([0, 2]);
+    // Both playlists end in the same discontinuity domain: hls.js pairs their segments by it.
+    const endOf = (t: TestTrack) => {
+      const text = mediaPlaylist(t, WINDOW, 1, 0);
+      return Number(/#EXT-X-DISCONTINUITY-SEQUENCE:(\d+)/.exec(text)![1]) + (text.match(/#EXT-X-DISCONTINUITY\n/g)?.length ?? 0);
+    };
+    expect(endOf(audio)).toBe(endOf(video));
+  });
+
   it('continues the count of a resumed track from its last segment', () => {
-    const track: Track & { discontinuities: number } = { name: 'v', kind: 'video', bandwidth: 1, timescale: 1000, segments: [], discontinuities: 7 };
-    publish(track, 9);
-    publish(track, 9);
-    publish(track, 12);
+    const track = newTrack('v', 7);
+    const run9 = openRun([track], 9);
+    run9(track);
+    run9(track);
+    openRun([track], 12)(track);
     expect(track.segments.map((s) => s.discontinuity)).toEqual([7, 7, 8]);
   });
 });

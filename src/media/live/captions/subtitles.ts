@@ -3,6 +3,7 @@
  * sequence numbers, the same discontinuities) and the HLS subtitle playlist over them (DASH's are in wvtt.ts).
  * Pure functions, like manifests.ts.
  */
+import { discontinuityTags } from '../packaging/discontinuity.ts';
 import type { Word } from './recognizer.ts';
 import { MAX_WINDOW_SECONDS } from './speechWindows.ts';
 
@@ -124,7 +125,7 @@ export function subtitlePlaylist(segments: SubtitleSegment[], windowSegments: nu
   ];
   let discontinuity: number | undefined;
   for (const s of listed) {
-    if (discontinuity !== undefined && s.discontinuity !== discontinuity) lines.push('#EXT-X-DISCONTINUITY');
+    if (discontinuity !== undefined) lines.push(...discontinuityTags(discontinuity, s.discontinuity));
     discontinuity = s.discontinuity;
     lines.push(
       `#EXT-X-PROGRAM-DATE-TIME:${new Date(availabilityStart + s.start * 1000).toISOString()}`,

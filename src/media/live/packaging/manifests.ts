@@ -2,6 +2,7 @@
  * The channel's manifests, rendered from the packager's segment lists. Pure functions: the packager decides what is
  * listed, these decide how it is written (HLS: RFC 8216; DASH: ISO/IEC 23009-1 dynamic, SegmentTimeline).
  */
+import { discontinuityTags } from './discontinuity.ts';
 import { subtitleMedia, type SubtitleTrack } from '../captions/subtitles.ts';
 import { subtitleAdaptationSet } from '../captions/wvtt.ts';
 
@@ -24,22 +25,6 @@ export interface PublishedSegment {
   period: number;
   /** Low latency: the parts it was published as, in order (`partKey`); absent for whole segments. */
   parts?: Part[];
-}
-
-/**
- * The discontinuity number of a track's next segment, from `run`: the last published segment's, plus one when the run
- * changed, unless the new run `continues` the stream (same init segments, its media time starting where the timeline
- * ended): then players see one stream and no tag is written. Why: a tag at every switch to the slate and back put the
- * discontinuity near the live edge for the seconds after each switch, and hls.js with a separate audio playlist can
- * start its video on one side of it and its audio on the other, each waiting for the other for ever (seen in CI).
- * Counted on published segments, not on runs: a run that published nothing in this track (a slate cut short by the
- * encoder's return, a run killed with its owner) puts no EXT-X-DISCONTINUITY in the playlist, so it must not move
- * EXT-X-DISCONTINUITY-SEQUENCE either, or players see the sequence jump as the window slides.
- */
-export function nextDiscontinuity(track: { segments: readonly PublishedSegment[]; discontinuities: number }, run: number, continues = false): number {
-  const last = track.segments.at(-1);
-  if (!last) return track.discontinuities;
-  return last.run === run || continues ? last.discontinuity : last.discontinuity + 1;
 }
 
 /** A partial segment (LL-HLS `EXT-X-PART`): one CMAF chunk. */
@@ -166,7 +151,7 @@ export function mediaPlaylist(
   let previous: Omit<PublishedSegment, 'duration'> | undefined = skipped > 0 ? listed[skipped - 1] : undefined;
   let mapped = false;
   const begin = (s: Omit<PublishedSegment, 'duration'>) => {
-    if (previous && s.discontinuity !== previous.discontinuity) lines.push('#EXT-X-DISCONTINUITY');
+    if (previous) lines.push(...discontinuityTags(previous.discontinuity, s.discontinuity));
     if (s.initKey !== previous?.initKey || s.discontinuity !== previous.discontinuity || !mapped) lines.push(`#EXT-X-MAP:URI="${s.initKey}"`);
     mapped = true;
     previous = s;

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { dashManifest, masterPlaylist, mediaPlaylist, nextDiscontinuity, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
+import { runDiscontinuity } from './discontinuity.ts';
+import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { FORENSIC_MASTER, forensicMasterPlaylist } from '../forensic/forensic.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
@@ -74,8 +75,8 @@ interface RunState {
   cutter?: PartCutter;
   /** Where the timeline ended when the run began; absent for the packager's first run (a start, a takeover). */
   from?: number;
-  /** It continues the previous run's stream: the same init segments, from where the timeline ended (see `nextDiscontinuity`). */
-  continues?: boolean;
+  /** The discontinuity number of all its segments, in every track (`runDiscontinuity`); set when the run opens. */
+  discontinuity?: number;
 }
 
 interface TrackState extends CutTrack, Track {
@@ -210,7 +211,7 @@ export class Packager {
           state.offset = at;
           return this.openRun(state, inits as Map<TrackState, Buffer>);
         },
-        continues: () => state.continues === true,
+        discontinuity: () => state.discontinuity!,
         segmentClosed: (track, segment, key, body) => this.segmentClosed(track as TrackState, segment, key, body),
         writeManifests: (changed) => this.writeManifests(changed as TrackState[]),
       },
@@ -256,15 +257,21 @@ export class Packager {
       if (!this.tracks.every((t) => variants.get(t.name)?.map && variants.get(t.name)!.entries.length > 0)) return 0;
       await this.startRun(state, variants);
     }
+    // A run's n-th segment is published in every track at once, so the playlists give the same number to the same
+    // time: a player pairs the audio with the video by it. ffmpeg lists audio first (its encoder is ahead of the video's
+    // by the video encoder's delay, more under load), and on exit flushes each track where its encoder stopped, which
+    // can leave the audio one segment more (as short as one frame): that one is never published.
+    const limit = Math.min(...this.tracks.map((t) => variants.get(t.name)?.entries.length ?? 0));
     let published = 0;
     const changed: TrackState[] = [];
     for (const track of this.tracks) {
       const variant = variants.get(track.name);
       const done = state.done.get(track.name) ?? 0;
-      if (!variant || variant.entries.length <= done) continue;
+      if (!variant || Math.min(variant.entries.length, limit) <= done) continue;
       changed.push(track);
       for (const [i, entry] of variant.entries.entries()) {
         if (i < done) continue;
+        if (i >= limit) break;
         try {
           await this.publishSegment(track, state, entry);
           published += 1;
@@ -322,7 +329,8 @@ export class Packager {
     }
     if (newPeriod) this.periods.push({ id: state.run, start: this.periods.length === 0 ? 0 : state.offset });
     // A millisecond of tolerance: both numbers are the same seconds, one of them read back from decode times.
-    state.continues = !newPeriod && state.from !== undefined && state.offset - state.from < 0.001;
+    const continues = !newPeriod && state.from !== undefined && state.offset - state.from < 0.001;
+    state.discontinuity = runDiscontinuity(this.tracks, continues);
     for (const track of this.tracks) {
       track.lastRun = state.run;
       if (!newPeriod) continue;
@@ -344,7 +352,7 @@ export class Packager {
       decodeTime,
       run: state.run,
       initKey: track.periodInitKey!,
-      discontinuity: nextDiscontinuity(track, state.run, state.continues),
+      discontinuity: state.discontinuity!,
       period: track.period,
     };
     const key = segmentKey(track.name, segment.sequence);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { FragmentTail } from './fragmentTail.ts';
 import { fragmentFile } from '../args.ts';
-import { nextDiscontinuity, PART_SEGMENTS, partKey, segmentKey, type PublishedSegment, type Track } from './manifests.ts';
+import { PART_SEGMENTS, partKey, segmentKey, type PublishedSegment, type Track } from './manifests.ts';
 import { readChunk, readInit, shiftDecodeTime } from './mp4.ts';
 
 const MEDIA = 'video/iso.segment';
@@ -29,8 +29,8 @@ export interface CutterHost {
   log: Logger;
   /** The run's first chunks are out: its media time starts at `offset` (seconds); the init segments are compared. */
   openRun(inits: Map<CutTrack, Buffer>, offset: number): Promise<void>;
-  /** The opened run continues the previous run's stream: its segments carry no discontinuity (`nextDiscontinuity`). */
-  continues(): boolean;
+  /** The opened run's discontinuity number, the same for all its segments in every track (`runDiscontinuity`). */
+  discontinuity(): number;
   /** A segment is complete and published under `key`: listed, announced, and old ones expired. */
   segmentClosed(track: CutTrack, segment: PublishedSegment, key: string, body: Buffer): Promise<void>;
   writeManifests(changed: CutTrack[]): Promise<void>;
@@ -106,8 +106,21 @@ export class PartCutter {
    * are closed and published, and the playlists no longer hint at a part the run will not write.
    */
   async end(): Promise<void> {
+    // As many segments in every track (Packager.poll says why): the audio, ahead of the video, may have opened one
+    // more, which is dropped with its parts.
+    const closed = (t: CutTrack) => this.closed.get(t.name) ?? 0;
     const changed = this.host.tracks.filter((t) => t.open && t.open.run === this.run);
-    for (const t of changed) await this.closeSegment(t);
+    const keep = Math.min(...this.host.tracks.map((t) => closed(t) + (changed.includes(t) ? 1 : 0)));
+    for (const t of changed) {
+      if (closed(t) < keep) {
+        await this.closeSegment(t);
+        continue;
+      }
+      const { sequence, parts } = t.open!;
+      t.open = undefined;
+      this.bodies.get(t.name)!.splice(0);
+      await this.host.remove(parts.map((_, i) => partKey(t.name, sequence, i))).catch((e) => this.host.log.warn({ err: e }, 'removing live parts failed'));
+    }
     for (const tail of this.tails.values()) await tail.close();
     if (changed.length > 0) await this.host.writeManifests(changed);
   }
@@ -126,7 +139,7 @@ export class PartCutter {
       decodeTime: info.decodeTime,
       run: this.run,
       initKey: track.periodInitKey!,
-      discontinuity: nextDiscontinuity(track, this.run, this.host.continues()),
+      discontinuity: this.host.discontinuity(),
       period: track.period,
       parts: [],
     };
