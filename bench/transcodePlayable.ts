@@ -11,7 +11,8 @@ import { throughApi } from './transcode-api.ts';
  * and DASH (`BENCH_LONG_MINUTES`, 20 by default: above the
  * chunked path's threshold, so its chunks publish it), against the fast start's own two ffmpeg commands run by hand on
  * the 1-minute source in the same run (the bound: ffmpeg's time to its first segment). The long source is the short one
- * repeated (stream copy). `BENCH_PAIRS` (2) runs of each, in ABBA order.
+ * repeated (stream copy). The API rows are each the fresh platform's first asset, and again after one 2 s asset
+ * (`warmUp`: a platform that has served before). `BENCH_PAIRS` (2) runs of each, in ABBA order.
  */
 export async function run(): Promise<void> {
   const minutes = Number(process.env.BENCH_LONG_MINUTES ?? 20);
@@ -29,16 +30,22 @@ export async function run(): Promise<void> {
       `sources: 60 s and ${minutes} min of 1920x1080p30 + AAC (${mb(short)}, ${mb(long)}), made in ${((performance.now() - made) / 1000).toFixed(1)} s\n`,
     );
 
+    const tiny = await makeSource(dir, 2, 144, 'tiny.mp4');
     const hand: number[] = [];
     const oneMinute: number[] = [];
     const longApi: number[] = [];
     const oneMinuteDash: number[] = [];
     const longDash: number[] = [];
+    const oneMinuteWarm: number[] = [];
+    const longWarm: number[] = [];
+    const hls = { untilPlayable: true } as const;
     const dash = { untilPlayable: true, preset: 'dash-h264-ladder', format: 'DASH' } as const;
     const steps = [
       async () => hand.push((await fastStartByHand(short, join(dir, 'hand'))).firstPlayableMs),
-      async () => oneMinute.push((await throughApi(short, { untilPlayable: true })).firstPlayableMs),
-      async () => longApi.push((await throughApi(long, { untilPlayable: true })).firstPlayableMs),
+      async () => oneMinute.push((await throughApi(short, hls)).firstPlayableMs),
+      async () => longApi.push((await throughApi(long, hls)).firstPlayableMs),
+      async () => oneMinuteWarm.push((await throughApi(short, { ...hls, warmUp: tiny })).firstPlayableMs),
+      async () => longWarm.push((await throughApi(long, { ...hls, warmUp: tiny })).firstPlayableMs),
       async () => oneMinuteDash.push((await throughApi(short, dash)).firstPlayableMs),
       async () => longDash.push((await throughApi(long, dash)).firstPlayableMs),
     ];
@@ -52,6 +59,8 @@ export async function run(): Promise<void> {
     console.log(row('fast start by hand, 1 min (the bound: ffmpeg to its first segments)', hand));
     console.log(row('API, 1 min source (one pass, fast start)', oneMinute));
     console.log(row(`API, ${minutes} min source (chunked: the first chunk publishes)`, longApi));
+    console.log(row('API, 1 min source, after one asset (one pass, fast start)', oneMinuteWarm));
+    console.log(row(`API, ${minutes} min source, after one asset (chunked)`, longWarm));
     console.log(row('API, 1 min source, DASH (one pass, fast start)', oneMinuteDash));
     console.log(row(`API, ${minutes} min source, DASH (chunked: the first chunk publishes)`, longDash));
     console.log(
