@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
+import { readQrCode } from './helpers/qr.ts';
 import { vodAssets } from './helpers/commands.ts';
 import { atPhoneWidth, chartInk, reviewScreen, shotsDir, signIn } from './helpers/console.ts';
 import { makeClip, makeImage, tempDir } from './helpers/media.ts';
@@ -19,11 +18,10 @@ async function scanQr(page: Page): Promise<string> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download QR code' }).click()]);
   const file = join(dir, `qr-${randomUUID()}.png`);
   await download.saveAs(file);
-  return (await run('zbarimg', ['--raw', '-q', file])).stdout.trim();
+  return readQrCode(file);
 }
 afterAll(cleanup);
 const SHOTS = shotsDir(dir);
-const run = promisify(execFile);
 
 /**
  * The console's Streaming screen beyond its settings (test/console.settings.e2e.test.ts): the catalogue and an

@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.ts';
+import { readQrCode } from './helpers/qr.ts';
 import { makeClip, tempDir } from './helpers/media.ts';
 import { describeOnDb, startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { uploadFile } from './helpers/upload.ts';
@@ -13,14 +12,12 @@ import { until } from './helpers/until.ts';
 
 const { dir, cleanup } = tempDir('mediaplane-player-');
 afterAll(cleanup);
-const run = promisify(execFile);
 
-/** What a phone's camera reads: zbarimg (Debian's zbar-tools) decodes the PNG. */
+/** What a phone's camera reads of the PNG (readQrCode). */
 async function scan(png: Buffer, name: string): Promise<string> {
   const file = join(dir, `${name}.png`);
   writeFileSync(file, png);
-  const { stdout } = await run('zbarimg', ['--raw', '-q', file]);
-  return stdout.trim();
+  return readQrCode(file);
 }
 
 /**
