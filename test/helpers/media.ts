@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { inspect, type MediaInfo } from '../../src/media/inspect.ts';
+import { FAST_START_SEGMENT_S } from '../../src/media/packaging.ts';
 import type { Preset, Rendition } from '../../src/modules/transcoder/presets.ts';
 
 /** A temporary directory removed by the returned `cleanup`. */
@@ -152,4 +154,19 @@ export function parseMaster(text: string): MasterPlaylist {
   const media = lines.filter((l) => l.startsWith('#EXT-X-MEDIA:')).map((l) => attrs(l.slice(13)));
   const variants = lines.flatMap((l, i) => (l.startsWith('#EXT-X-STREAM-INF:') ? [{ ...attrs(l.slice(18)), uri: lines[i + 1] }] : []));
   return { media, variants };
+}
+
+/** How many segments a fast start cuts the preset's first segment into (docs/decisions/vod-assets.md). */
+export const fastStartSegments = (segmentSeconds = 4) => Math.round(segmentSeconds / FAST_START_SEGMENT_S);
+
+/**
+ * A fast start's segment durations: the preset's first `segmentSeconds` in segments of about FAST_START_SEGMENT_S (a
+ * key frame falls on a frame), then the preset's, as many as `after` say.
+ */
+export function expectFastStart(durations: number[], { segmentSeconds = 4, after = 0 } = {}): void {
+  const count = fastStartSegments(segmentSeconds);
+  const head = durations.slice(0, count);
+  expect(head.length === count && head.every((d) => Math.abs(d - FAST_START_SEGMENT_S) < 0.05), durations.join(', ')).toBe(true);
+  expect(head.reduce((a, b) => a + b, 0)).toBeCloseTo(segmentSeconds, 1);
+  for (const d of durations.slice(count, count + after)) expect(d).toBeCloseTo(segmentSeconds, 1);
 }
