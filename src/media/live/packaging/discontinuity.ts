@@ -8,8 +8,9 @@
  * segment's, plus one unless the run `continues` the stream (same init segments, its media time starting where the
  * timeline ended), when players see one stream and no tag is written.
  * One number for all tracks because hls.js pairs a separate audio playlist with the video by it: it does not load an
- * audio playlist whose count is ahead of the video's (a player in CI never started), and a tag at every switch to the slate and back let
- * hls.js start its video on one side of a fresh tag and its audio on the other, each waiting for the other for ever.
+ * audio playlist whose count is ahead of the video's (a player in CI never started). No tag where the stream goes on:
+ * a tag at every switch to the slate and back let hls.js start its video on one side of a fresh tag and its audio on
+ * the other, each waiting for the other for ever.
  * Counted on published segments, not on runs: a run that published nothing (a slate cut short by the encoder's return,
  * a run killed with its owner) puts no EXT-X-DISCONTINUITY in the playlists, so it must not move
  * EXT-X-DISCONTINUITY-SEQUENCE either, or players see the sequence jump as the window slides.
