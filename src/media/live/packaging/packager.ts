@@ -2,12 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { runDiscontinuity } from './discontinuity.ts';
+import { canResume, restoredTrack, savedTrack, type PackagerSnapshot } from './snapshot.ts';
 import { dashManifest, masterPlaylist, mediaPlaylist, segmentKey, type Period, type PublishedSegment, type Track } from './manifests.ts';
 import { FORENSIC_MASTER, forensicMasterPlaylist } from '../forensic/forensic.ts';
 import { readDecodeTime, readInit } from './mp4.ts';
 import { PartCutter, type CutTrack } from './partCutter.ts';
 import { parseVariant, type Entry } from './runPlaylist.ts';
 import { captionHoldBack, type SubtitleTrack } from '../captions/subtitles.ts';
+
+export type { PackagerSnapshot } from './snapshot.ts';
 
 export interface PackagerOptions {
   tracks: Omit<Track, 'segments' | 'codec' | 'timescale'>[];
@@ -32,35 +35,6 @@ export interface PackagerOptions {
   resume?: PackagerSnapshot;
   /** Live captions: named in the master playlist and the MPD (their own playlist and segments are the captioner's). */
   subtitles?: SubtitleTrack;
-}
-
-/**
- * The packager's state as the next owner of the channel needs it to continue the same playlists (sequence numbers,
- * discontinuities, DASH Periods, init segments, the listed window), written to the store after every batch.
- */
-export interface PackagerSnapshot {
-  version: 1;
-  availabilityStart: number;
-  periods: Period[];
-  masterWritten: boolean;
-  tracks: {
-    name: string;
-    kind: string;
-    width?: number;
-    height?: number;
-    frameRate?: number;
-    bandwidth: number;
-    codec?: string;
-    timescale?: number;
-    /** base64 */
-    periodInit?: string;
-    periodInitKey?: string;
-    period: number;
-    lastRun?: number;
-    discontinuities: number;
-    nextSequence: number;
-    segments: PublishedSegment[];
-  }[];
 }
 
 interface RunState {
@@ -116,33 +90,13 @@ export class Packager {
       // Written again all the same: the channel's captions may have been turned on or off since.
       this.masterWritten = false;
       for (const t of this.tracks) {
-        const saved = r.tracks.find((x) => x.name === t.name)!;
-        Object.assign(t, {
-          codec: saved.codec,
-          timescale: saved.timescale,
-          periodInit: saved.periodInit ? Buffer.from(saved.periodInit, 'base64') : undefined,
-          periodInitKey: saved.periodInitKey,
-          period: saved.period,
-          lastRun: saved.lastRun,
-          discontinuities: saved.discontinuities,
-          nextSequence: saved.nextSequence,
-          segments: saved.segments,
-        });
+        Object.assign(t, restoredTrack(r.tracks.find((x) => x.name === t.name)!));
       }
     }
   }
 
-  /**
-   * Whether `snapshot` can be continued with these tracks: the same renditions with the same shape. Another ladder
-   * (the channel's qualities changed while it was off) starts its playlists anew.
-   */
-  static canResume(tracks: PackagerOptions['tracks'], snapshot: PackagerSnapshot | undefined): snapshot is PackagerSnapshot {
-    if (snapshot?.version !== 1 || snapshot.tracks.length !== tracks.length) return false;
-    return tracks.every((t) => {
-      const s = snapshot.tracks.find((x) => x.name === t.name);
-      return !!s && s.kind === t.kind && s.width === t.width && s.height === t.height && s.frameRate === t.frameRate && s.bandwidth === t.bandwidth;
-    });
-  }
+  /** Whether `snapshot` can be continued with these tracks (`canResume`). */
+  static readonly canResume = canResume;
 
   /** The last run any track has seen (a resumed pipeline numbers its runs after it: init keys are never reused). */
   get lastRun(): number {
@@ -158,23 +112,7 @@ export class Packager {
       availabilityStart: this.o.availabilityStart,
       periods: this.periods.filter((p, i) => p.id >= oldestPeriod || i === this.periods.length - 1),
       masterWritten: this.masterWritten,
-      tracks: this.tracks.map((t, i) => ({
-        name: t.name,
-        kind: t.kind,
-        width: t.width,
-        height: t.height,
-        frameRate: t.frameRate,
-        bandwidth: t.bandwidth,
-        codec: t.codec,
-        timescale: t.timescale,
-        periodInit: t.periodInit?.toString('base64'),
-        periodInitKey: t.periodInitKey,
-        period: t.period,
-        lastRun: t.lastRun,
-        discontinuities: t.discontinuities,
-        nextSequence: t.nextSequence,
-        segments: windows[i]!,
-      })),
+      tracks: this.tracks.map((t, i) => savedTrack(t, windows[i]!)),
     };
   }
 
