@@ -21,7 +21,7 @@ describeEachDb('A transcode interrupted by a stop', (kind) => {
       const t = await first.createTenant();
       const fileId = await uploadFile(t, await makeClip(dir, 'long', { width: 320, height: 180, seconds: 120, audio: [] }));
       const id = (await t.json('POST', '/vod/v1/assets', { transcodedSources: [{ fileId }], preset: 'hls-h264-ladder' })).body.id as string;
-      // Stopped once the encode has published its first segments (one second of video: a fast start): ffmpeg is
+      // Stopped once the encode has published its first segments (half a second of video: a fast start): ffmpeg is
       // running. Two minutes of small frames: a quiet machine takes seconds to encode them, so it cannot finish before
       // the stop, and the restarted platform's whole encode stays short.
       await until(

@@ -77,7 +77,7 @@ async function expectContinuous(masterUrl: string, dir: string): Promise<void> {
     const playlist = await (await fetch(url)).text();
     const lengths = [...playlist.matchAll(/#EXTINF:([\d.]+)/g)].map((m) => Number(m[1]));
     const fast = lengths[0] < 2;
-    if (fast) expectFastStart(lengths);
+    if (fast) expectFastStart(lengths, { fps: FPS });
     expect(
       lengths.slice(fast ? fastStartSegments() : 0, -1).every((s) => Math.abs(s - 4) < 0.01),
       lengths.join(','),
@@ -365,7 +365,10 @@ describeEachDb('VOD chunked transcoding', (kind) => {
       // One timeline per representation, from 0: the fast start's short segments, then 4 s ones.
       const timeline = mpdTimelines(mpd).find((r) => r.id === '0');
       expect(timeline!.segments[0]!.t).toBe(0);
-      expectFastStart(timeline!.segments.map((x) => x.d / timeline!.timescale));
+      expectFastStart(
+        timeline!.segments.map((x) => x.d / timeline!.timescale),
+        { fps: FPS },
+      );
       if (players) {
         for (const border of [4, 8, 12]) {
           const r = await play(browser, page.url, dash.url, { player: 'dash', startTime: border - 1, untilAdvanced: 2, seconds: 20 });

@@ -10,7 +10,7 @@ import { WebhookReceiver } from './helpers/webhookReceiver.ts';
 
 /**
  * Issue 24, item 1: an output plays while it is encoded. The source is long enough (half a minute of 360p) that its
- * encode takes several seconds after its first segment (one second, a fast start) on this machine; nothing throttles
+ * encode takes several seconds after its first segment (half a second, a fast start) on this machine; nothing throttles
  * ffmpeg.
  */
 const SOURCE_SECONDS = 30;

@@ -59,7 +59,15 @@ function codecArgs(l: EncodeLayout, renditions: PlannedRendition[], audio = l.au
 const maps = (targets: string[]) => targets.flatMap((m) => ['-map', m]);
 
 /** Fast start: the first segment's time in segments of this many seconds (docs/decisions/vod-assets.md). */
-export const FAST_START_SEGMENT_S = 1;
+export const FAST_START_SEGMENT_S = 0.5;
+
+/**
+ * The segment duration a fast start gives the DASH muxer's video set. It cuts at the first keyframe at least this long
+ * after its last cut, while the keyframes are forced on the first frame at or past each half second: at 25 fps they fall
+ * 0.52 s and then 0.48 s apart, and with half a second the muxer skipped every other one (0.52, 1, 1, 1, 4.48). One
+ * tenth of a second less than the grid lets it cut at each for every rate of 10 fps and up.
+ */
+const FAST_START_DASH_SEGMENT_S = FAST_START_SEGMENT_S - 0.1;
 
 /**
  * Where both processes of a fast start put the source's zero on the MPEG-TS clock, ahead of the muxer's own 1.4 s:
@@ -70,9 +78,9 @@ const FAST_START_TS_OFFSET_S = 1;
 
 /**
  * Whether an output starts fast: a streaming ladder encoded here and published while it encodes, whose video rungs
- * begin with one-second segments, so that a player waits for one second of the ladder rather than one whole segment.
+ * begin with half-second segments, so that a player waits for half a second of the ladder rather than one whole segment.
  * An HLS output's audio and captions are made by a second process that runs ahead of the video (`fastStartArgs`); a
- * DASH or CMAF one stays one process, its video adaptation set given one-second segments (`dashArgs`), which the audio's
+ * DASH or CMAF one stays one process, its video adaptation set given half-second segments (`dashArgs`), which the audio's
  * follow until the video's segments are the preset's. Encrypted outputs are never published while encoding; a copy
  * cannot place keyframes.
  */
@@ -119,7 +127,7 @@ function hlsArgs(l: EncodeLayout, dir: string, part: 'all' | 'video' | 'audio' =
     '-hls_time',
     String(l.preset.segmentSeconds),
     // With an unbounded playlist ffmpeg cuts every segment at this time, so only the video gets it: its keyframes (the
-    // only places a video segment can end) fall every second in the first segment and on the boundaries after it.
+    // only places a video segment can end) fall every half second in the first segment and on the boundaries after it.
     ...(part === 'video' && head ? ['-hls_init_time', String(FAST_START_SEGMENT_S)] : []),
     // EVENT playlists are rewritten after every segment, so the output plays while it is encoded (VOD ones only at the
     // end); the finishing step marks them VOD.
@@ -166,9 +174,9 @@ function dashArgs(
   const videoMaps = renditions.length > 0 ? l.videoMaps : [];
   const n = renditions.length;
   // One adaptation set for the video rungs, one per audio track: each language is its own choice, not a rung. A fast
-  // start gives the video's set one-second segments, which can end only on its keyframes: every second in the first
-  // segment's time, then on the preset's boundaries. The muxer cuts the audio where the video's segments end meanwhile.
-  const video = fast ? `id=0,seg_duration=${FAST_START_SEGMENT_S},streams=v` : 'id=0,streams=v';
+  // start gives the video's set half-second segments, which can end only on its keyframes: every half second in the
+  // first segment's time, then on the preset's boundaries. The muxer cuts the audio where the video's segments end meanwhile.
+  const video = fast ? `id=0,seg_duration=${FAST_START_DASH_SEGMENT_S},streams=v` : 'id=0,streams=v';
   // The muxer numbers its sets from 0 (the chunked path's audio muxer too: its sets are numbered again in `chunkMpd.ts`).
   const first = n > 0 ? 1 : 0;
   const sets = [...(n > 0 ? [video] : []), ...audio.map((_, k) => `id=${first + k},streams=${n + k}`)].join(' ');

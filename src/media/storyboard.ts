@@ -149,7 +149,7 @@ export async function makeStoryboard(
         '-an',
         '-sn',
         // Tile k is the first keyframe from k intervals on (a segment's keyframe may lie a frame past its boundary; a
-        // fast start's one-second keyframes in between are skipped), so the tiles keep to the grid the manifests name.
+        // fast start's half-second keyframes in between are skipped), so the tiles keep to the grid the manifests name.
         '-vf',
         `select='gte(t\\,selected_n*${intervalS}-${Math.min(0.25, intervalS / 4)})',scale=${tileWidth}:${tileHeight},setsar=1,tile=${COLUMNS}x${ROWS}`,
         '-vsync',
