@@ -3,7 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { FILE_TYPE_EXTENSIONS } from '../src/media/fileTypes.ts';
+import { inspect, MEDIA_INFO_VERSION } from '../src/media/inspect.ts';
+import { planTranscode } from '../src/media/plan.ts';
+import { loadSourceFiles } from '../src/modules/vod/assets/sourceFiles.ts';
+import { vodFiles } from '../src/modules/vod/files.tables.ts';
+import { presetById } from '../src/modules/transcoder/presets.ts';
 import { PART_SIZE, startUpload, uploadFile } from './helpers/files.ts';
 import { startPlatform, type TestPlatform, type TestTenant } from './helpers/platform.ts';
 import { describeEachDbAndStore, storeEnv } from './helpers/stores.ts';
@@ -151,6 +157,35 @@ describeEachDbAndStore('VOD file media facts', (db, store) => {
       title: 'detected',
     });
     expect(asset.status, JSON.stringify(asset.body)).toBe(200);
+  });
+
+  it("keeps the transcoder's view of the probe with the file, so that an encode plans without probing again", async () => {
+    const [row] = await p.ctx.db.select().from(vodFiles).where(eq(vodFiles.id, movieId));
+    const input = await p.ctx.store.readableLocation(row!.fileKey);
+    // The same answer the transcoder's own probe gives, under the version of its shape.
+    expect(row!.mediaInfo).toEqual({ version: MEDIA_INFO_VERSION, info: await inspect(input) });
+    const source = (await loadSourceFiles(p.ctx.db, t.id, [movieId])).get(movieId)!;
+    expect(source.mediaInfo).toEqual(row!.mediaInfo!.info);
+    // A plan from it is the plan from probing, argument for argument (a probe of a missing file would throw).
+    const out = mkdtempSync(join(tmpdir(), 'mediaplane-plan-'));
+    try {
+      const req = { tracks: [{ type: 'Audio' as const, index: 2 }], preset: presetById('hls-h264-ladder')!, outDir: out };
+      const probed = await planTranscode({ ...req, input });
+      const kept = await planTranscode({ ...req, input, sourceInfo: source.mediaInfo });
+      expect(kept.args).toEqual(probed.args);
+      await expect(planTranscode({ ...req, input: join(out, 'missing.mkv') })).rejects.toThrow(/could not be read/);
+      const { args } = await planTranscode({ ...req, input: join(out, 'missing.mkv'), sourceInfo: source.mediaInfo });
+      expect(args).toContain(join(out, 'missing.mkv'));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    // Kept under another shape's version, it is not used: the encode probes.
+    await p.ctx.db
+      .update(vodFiles)
+      .set({ mediaInfo: { ...row!.mediaInfo!, version: MEDIA_INFO_VERSION - 1 } })
+      .where(eq(vodFiles.id, movieId));
+    expect((await loadSourceFiles(p.ctx.db, t.id, [movieId])).get(movieId)!.mediaInfo).toBeUndefined();
+    await p.ctx.db.update(vodFiles).set({ mediaInfo: row!.mediaInfo }).where(eq(vodFiles.id, movieId));
   });
 
   it('answers the duration in milliseconds', async () => {

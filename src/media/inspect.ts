@@ -49,11 +49,21 @@ const ratio = (v: unknown): number | undefined => {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 };
 
+/**
+ * The version of `MediaInfo`'s shape. A source's probe is kept with its file when the upload completes, so that an
+ * encode need not probe again (docs/decisions/vod-assets.md, "Fast start"); one kept under another version is taken
+ * again. Raise it whenever `mediaInfoOf` reads a field more or reads one differently.
+ */
+export const MEDIA_INFO_VERSION = 1;
+
 /** `inputArgs` go before the input (`-allowed_extensions ALL` lets the DASH reader open side-loaded `.vtt` captions). */
 export async function inspect(input: string, opts: RunOptions & { inputArgs?: string[] } = {}): Promise<MediaInfo> {
-  const out = await runFfprobe(['-show_format', '-show_streams', '-of', 'json', ...(opts.inputArgs ?? []), input], opts);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
-  const json = JSON.parse(out) as { format?: Record<string, any>; streams?: Record<string, any>[] };
+  return mediaInfoOf(JSON.parse(await runFfprobe(['-show_format', '-show_streams', '-of', 'json', ...(opts.inputArgs ?? []), input], opts)));
+}
+
+/** The transcoder's view of ffprobe's JSON answer (`-show_format -show_streams -of json`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- ffprobe's JSON is read field by field
+export function mediaInfoOf(json: { format?: Record<string, any>; streams?: Record<string, any>[] }): MediaInfo {
   const format = json.format ?? {};
   const streams = (json.streams ?? []).map(streamInfo);
   const durationMs = Math.round((num(format.duration) ?? Math.max(0, ...streams.map((s) => (s.durationMs ?? 0) / 1000))) * 1000);

@@ -23,6 +23,8 @@ export interface TranscodeRequest {
   input: string;
   /** The source duration (from the file's probe); progress is measured against it. Probed when omitted. */
   durationMs?: number;
+  /** The source's probe, taken when it was uploaded: an encode that starts from it spawns no ffprobe first. */
+  sourceInfo?: MediaInfo;
   /** Selected tracks. The first video track is used when none is listed; audio only when listed (spec). */
   tracks: SourceTrack[];
   preset: Preset;
@@ -124,7 +126,7 @@ export class Sources {
 
   /** `options`: input options of the main file (a chunk's seek), which every track read from it shares. */
   async main(options: (info: MediaInfo) => string[] = () => []): Promise<MediaInfo> {
-    const info = await inspectOrFail(this.req.input, 'The source', this.redact, this.req.signal);
+    const info = this.req.sourceInfo ?? (await inspectOrFail(this.req.input, 'The source', this.redact, this.req.signal));
     this.infos.set(this.req.input, info);
     this.inputs.add(this.req.input, options(info), true);
     return info;

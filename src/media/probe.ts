@@ -1,5 +1,6 @@
 import { MediaError, MediaToolMissingError, redact, runFfprobe } from './ffmpeg.ts';
 import type { FileType } from './fileTypes.ts';
+import { mediaInfoOf, type MediaInfo } from './inspect.ts';
 import { normalizeLanguage } from './languages.ts';
 
 type TrackType = 'Video' | 'Audio' | 'Caption';
@@ -32,6 +33,8 @@ export interface ProbedFile {
   /** Video when there is a picture, Audio when there is sound only, Caption for subtitle files. */
   fileType: FileType;
   tracks: MediaTrack[];
+  /** The same answer as the transcoder reads it, kept with the file so that its encodes need not probe again. */
+  mediaInfo: MediaInfo;
 }
 
 /** ffprobe could not read the input as media (not a media file, or damaged). */
@@ -136,6 +139,7 @@ export async function probeMedia(input: string, { timeoutMs = 30_000, name = 'th
     ...(bitRate ? { bitRate } : {}),
     fileType: counts.Video ? 'Video' : counts.Audio ? 'Audio' : 'Caption',
     tracks,
+    mediaInfo: mediaInfoOf(out),
   };
 }
 

@@ -11,7 +11,7 @@ import { recordEvent } from '../../platform/events.ts';
 import { newId } from '../../platform/ids.ts';
 import { openResumable } from '../../platform/resumableFetch.ts';
 import { contentTypeOf } from '../../storage/contentTypes.ts';
-import { fileTypeOfExtension, findFile, probeStored, safeName, type FileRow } from './files.service.ts';
+import { fileTypeOfExtension, findFile, mediaFacts, probeStored, safeName, type FileRow } from './files.service.ts';
 import { fileKey } from './storageKeys.ts';
 import { vodFiles } from './files.tables.ts';
 
@@ -202,7 +202,7 @@ async function complete(ctx: PlatformContext, row: FileRow, size: number): Promi
         fileSize: size,
         bytesReceived: size,
         lastModificationDate: new Date(),
-        ...(info ? { fileTypes: info.fileType, tracks: info.tracks, durationMs: info.durationMs ?? null } : {}),
+        ...(info ? mediaFacts(info) : {}),
       })
       .where(stillImporting(row))
       .returning();

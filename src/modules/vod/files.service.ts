@@ -4,6 +4,7 @@ import type { PlatformContext } from '../../context.ts';
 import type { Queryable } from '../../db/client.ts';
 import { defineJob } from '../../jobs/queue.ts';
 import { FILE_TYPE_EXTENSIONS, type FileType } from '../../media/fileTypes.ts';
+import { MEDIA_INFO_VERSION } from '../../media/inspect.ts';
 import { NotMediaError, ProbeUnavailableError, probeMedia, type ProbedFile } from '../../media/probe.ts';
 import { ApiError, notFound } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
@@ -143,7 +144,7 @@ export async function completeUpload(ctx: PlatformContext, tenantId: string, fil
         status: 'Completed',
         uploadId: null,
         lastModificationDate: new Date(),
-        ...(info ? { fileTypes: info.fileType, tracks: info.tracks, durationMs: info.durationMs ?? null } : {}),
+        ...(info ? mediaFacts(info) : {}),
       })
       .where(and(eq(vodFiles.id, row.id), eq(vodFiles.status, 'Uploading')))
       .returning();
@@ -161,6 +162,14 @@ export const goneFromStore = (id: string) => new ApiError(409, 'file_not_uploadi
 export async function probeStored(ctx: PlatformContext, fileKey: string): Promise<ProbedFile> {
   return probeMedia(await ctx.store.readableLocation(fileKey), { timeoutMs: PROBE_TIMEOUT_MS, name: fileKey });
 }
+
+/** What a file's row keeps of its probe. */
+export const mediaFacts = (info: ProbedFile) => ({
+  fileTypes: info.fileType,
+  tracks: info.tracks,
+  durationMs: info.durationMs ?? null,
+  mediaInfo: { version: MEDIA_INFO_VERSION, info: info.mediaInfo },
+});
 
 export async function cancelUpload(ctx: PlatformContext, tenantId: string, id: string, deleteFile: boolean): Promise<void> {
   const row = await findRow(ctx.db, tenantId, id);
@@ -268,7 +277,7 @@ async function probeAndKeep(ctx: PlatformContext, tenantId: string, id: string):
   }
   const [updated] = await ctx.db
     .update(vodFiles)
-    .set({ tracks: info.tracks, durationMs: info.durationMs ?? null, fileTypes: info.fileType })
+    .set(mediaFacts(info))
     .where(and(eq(vodFiles.tenantId, tenantId), eq(vodFiles.id, row.id)))
     .returning();
   return { row: updated ?? row, info };

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, modifiedAt, textArray } from '../../db/columns.ts';
 import { tenants } from '../../db/tenants.ts';
+import type { MediaInfo } from '../../media/inspect.ts';
 import type { MediaTrack } from '../../media/probe.ts';
 
 /** Uploaded source files (spec: "Uploaded file"). */
@@ -31,6 +32,8 @@ export const vodFiles = pgTable(
       .notNull()
       .default(sql`'[]'::jsonb`),
     durationMs: bigint('duration_ms', { mode: 'number' }),
+    /** ffprobe's answer as the transcoder reads it (`MediaInfo`, under its shape's version); its encodes start from it. */
+    mediaInfo: jsonb('media_info').$type<{ version: number; info: MediaInfo }>(),
     /** Assets made from this file; kept by the assets module through linkAssetToFiles/unlinkAsset. */
     vodAssets: textArray('vod_assets'),
     /** The store's multipart upload while Uploading; null once completed or cancelled. */

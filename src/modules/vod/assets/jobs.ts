@@ -106,6 +106,7 @@ async function runTranscode(ctx: PlatformContext, j: TranscodeJob, stopping: Abo
     const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, keyId: encryption?.keyId, drmKeyMode: keyModeOf(asset.drmKeyMode) };
     const result = await transcode({
       input: await ctx.store.readableLocation(file.fileKey),
+      sourceInfo: file.mediaInfo,
       durationMs: mediaMs,
       tracks: source.transcodingTracks.map((t) => ({
         type: t.type as SourceTrack['type'],

@@ -1,5 +1,6 @@
 import type { PlatformContext } from '../../../context.ts';
 import type { Queryable } from '../../../db/client.ts';
+import { MEDIA_INFO_VERSION, type MediaInfo } from '../../../media/inspect.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import { detect, findFile, linkAssetToFiles, toTranscodingTrack, unlinkAsset, type FileRow } from '../files.service.ts';
 import type { TranscodingTrackRow } from './tables.ts';
@@ -14,6 +15,8 @@ export interface SourceFile {
   durationMs: number | null;
   fileTypes: string | null;
   tracks: TranscodingTrackRow[];
+  /** The file's probe as the transcoder reads it, when it was kept under the current shape (else probed again). */
+  mediaInfo?: MediaInfo;
 }
 
 const sourceOf = (f: FileRow): SourceFile => ({
@@ -24,6 +27,7 @@ const sourceOf = (f: FileRow): SourceFile => ({
   durationMs: f.durationMs,
   fileTypes: f.fileTypes,
   tracks: f.tracks.map(toTranscodingTrack),
+  ...(f.mediaInfo?.version === MEDIA_INFO_VERSION ? { mediaInfo: f.mediaInfo.info } : {}),
 });
 
 export async function loadSourceFiles(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, SourceFile>> {

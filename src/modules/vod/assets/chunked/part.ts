@@ -55,11 +55,12 @@ export async function runPart(ctx: PlatformContext, j: ChunkJob, stopping: Abort
   };
   await workUnderLease(held, async (signal) => {
     const started = performance.now();
-    const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
+    const { output, asset, preset, source, input, sourceInfo, sourceMs } = await loadSource(ctx, j);
     const ids = { assetId: j.assetId, outputId: j.outputId, tenantId: j.tenantId, preset, drmKeyMode: keyModeOf(asset.drmKeyMode) };
     const progress = partProgress(ctx, j, sourceMs);
     const req: TranscodeRequest = {
       input,
+      sourceInfo,
       durationMs: sourceMs,
       tracks: tracksOf(source),
       preset,

@@ -41,7 +41,7 @@ export const partDir = (j: TranscodeJob, index: number) => `${outputWorkPrefix(j
 export const tracksOf = (source: VodSourceRow): SourceTrack[] =>
   source.transcodingTracks.map((t) => ({ type: t.type as SourceTrack['type'], index: Number(t.trackSelector.trackId), language: t.language, name: t.name }));
 
-/** What every part and the stitch read: the asset, its preset and source, the source's location and length. */
+/** What every part and the stitch read: the asset, its preset and source, the source's location, probe and length. */
 export async function loadSource(ctx: PlatformContext, j: TranscodeJob) {
   const [output] = await ctx.db.select().from(vodOutputs).where(outputWhere(j));
   const [asset] = await ctx.db.select().from(vodAssets).where(eq(vodAssets.id, j.assetId));
@@ -50,5 +50,6 @@ export async function loadSource(ctx: PlatformContext, j: TranscodeJob) {
   const source = asset.sources[0];
   const file = (await loadSourceFiles(ctx.db, j.tenantId, [source.fileId])).get(source.fileId);
   if (!file) throw new PermanentError(`Source file ${source.fileId} was deleted`);
-  return { output, asset, preset, source, input: await ctx.store.readableLocation(file.fileKey), sourceMs: file.durationMs ?? asset.durationMilliseconds ?? 0 };
+  const input = await ctx.store.readableLocation(file.fileKey);
+  return { output, asset, preset, source, input, sourceInfo: file.mediaInfo, sourceMs: file.durationMs ?? asset.durationMilliseconds ?? 0 };
 }

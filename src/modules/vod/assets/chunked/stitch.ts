@@ -35,8 +35,8 @@ export async function runStitch(ctx: PlatformContext, j: TranscodeJob, stopping:
       await ctx.db.update(vodOutputs).set(lease.take(CHUNKED, CHUNKED_LEASE_MS)).where(owned);
       return;
     }
-    const { output, asset, preset, source, input, sourceMs } = await loadSource(ctx, j);
-    const req: TranscodeRequest = { input, durationMs: sourceMs, tracks: tracksOf(source), preset, outDir: join(workDir, 'out'), signal };
+    const { output, asset, preset, source, input, sourceInfo, sourceMs } = await loadSource(ctx, j);
+    const req: TranscodeRequest = { input, sourceInfo, durationMs: sourceMs, tracks: tracksOf(source), preset, outDir: join(workDir, 'out'), signal };
     const started = performance.now();
     const result: TranscodeResult & { keyId?: string } = await (chunksWriteSegments(preset)
       ? finishChunkedOutput(ctx, j, req, parts)

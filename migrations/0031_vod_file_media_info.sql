@@ -1,0 +1,1 @@
+ALTER TABLE "vod_files" ADD COLUMN "media_info" jsonb;
