@@ -42,7 +42,8 @@ interface RunState {
   dir: string;
   offset: number;
   started?: boolean;
-  failures: Map<string, number>;
+  /** Per entry of the run's playlists (its index): the polls that could not publish it in every track. */
+  failures: Map<number, number>;
   /** Per track: how many of the run's playlist entries are published. */
   done: Map<string, number>;
   /** Low latency: the run's fragmented output, cut into parts and segments. */
@@ -64,6 +65,12 @@ const HLS = 'application/vnd.apple.mpegurl';
 const MAX_SEGMENT_TRIES = 20;
 const DASH = 'application/dash+xml';
 const MEDIA = 'video/iso.segment';
+
+/** One of a run's segments as ffmpeg listed it; throws while it cannot be read or is damaged (the next poll tries again). */
+async function readSegment(state: RunState, track: Track, entry: Entry) {
+  const body = await readFile(join(state.dir, track.name, entry.uri));
+  return { body, segment: { duration: entry.duration, decodeTime: readDecodeTime(body) } };
+}
 
 /** Where the low-latency delta update (`_HLS_skip=YES`) of a media playlist is published. */
 export const deltaPlaylistKey = (track: string) => `${track}.delta.m3u8`;
@@ -201,29 +208,30 @@ export class Packager {
     // can leave the audio one segment more (as short as one frame): that one is never published.
     const limit = Math.min(...this.tracks.map((t) => variants.get(t.name)?.entries.length ?? 0));
     let published = 0;
-    const changed: TrackState[] = [];
-    for (const track of this.tracks) {
-      const variant = variants.get(track.name);
-      const done = state.done.get(track.name) ?? 0;
-      if (!variant || Math.min(variant.entries.length, limit) <= done) continue;
-      changed.push(track);
-      for (const [i, entry] of variant.entries.entries()) {
-        if (i < done) continue;
-        if (i >= limit) break;
-        try {
-          await this.publishSegment(track, state, entry);
+    const changed = new Set<TrackState>();
+    for (let i = Math.min(...this.tracks.map((t) => state.done.get(t.name) ?? 0)); i < limit; i++) {
+      const pending = this.tracks.filter((t) => (state.done.get(t.name) ?? 0) <= i);
+      try {
+        // Read in every track before any is published: a segment one track cannot read is skipped in all of them.
+        const read = await Promise.all(pending.map(async (track) => ({ track, ...(await readSegment(state, track, variants.get(track.name)!.entries[i]!)) })));
+        for (const r of read) {
+          await this.publishSegment(r.track, state, r.segment, r.body);
+          state.done.set(r.track.name, i + 1);
+          changed.add(r.track);
           published += 1;
-        } catch (e) {
-          // A segment that stays unreadable is skipped (players see a gap, not a stuck channel).
-          const tries = (state.failures.get(entry.uri) ?? 0) + 1;
-          state.failures.set(entry.uri, tries);
-          if (tries < MAX_SEGMENT_TRIES) break;
-          this.o.log.error({ err: e, track: track.name }, 'skipping a live segment that cannot be read');
         }
-        state.done.set(track.name, i + 1);
+      } catch (e) {
+        // A segment that stays unreadable is skipped (players see a gap, not a stuck channel), in every track that has
+        // not published it: skipped in one track alone, it numbered the rest of that track's run one lower than the
+        // others, and hls.js pairs the audio with the video by number.
+        const tries = (state.failures.get(i) ?? 0) + 1;
+        state.failures.set(i, tries);
+        if (tries < MAX_SEGMENT_TRIES) break;
+        this.o.log.error({ err: e, tracks: pending.map((t) => t.name) }, 'skipping a live segment that cannot be read');
+        for (const track of pending) state.done.set(track.name, i + 1);
       }
     }
-    if (changed.length > 0) await this.writeManifests(changed);
+    if (changed.size > 0) await this.writeManifests([...changed]);
     return published;
   }
 
@@ -281,13 +289,10 @@ export class Packager {
     state.started = true;
   }
 
-  private async publishSegment(track: TrackState, state: RunState, entry: Entry): Promise<void> {
-    const body = await readFile(join(state.dir, track.name, entry.uri));
-    const decodeTime = readDecodeTime(body); // throws on a damaged segment: retried at the next poll
+  private async publishSegment(track: TrackState, state: RunState, read: Pick<PublishedSegment, 'duration' | 'decodeTime'>, body: Buffer): Promise<void> {
     const segment: PublishedSegment = {
+      ...read,
       sequence: track.nextSequence,
-      duration: entry.duration,
-      decodeTime,
       run: state.run,
       initKey: track.periodInitKey!,
       discontinuity: state.discontinuity!,
