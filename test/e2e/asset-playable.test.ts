@@ -55,11 +55,12 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     const status = async () => (await t.json('GET', `/vod/v1/assets/${body.id}`)).body.status as string;
     // Its encode stops with it, rather than running on beside the next test (and the rest of the suite).
     const remove = async () => expect((await t.call('DELETE', `/vod/v1/assets/${body.id}`)).status).toBe(200);
-    return { url: playable.endpoints.find((e: any) => e.format === format).url as string, status, remove };
+    const embed = `${p.baseUrl}/player/v1/${t.id}/${body.id}?Muted=true&Autoplay=true`;
+    return { url: playable.endpoints.find((e: any) => e.format === format).url as string, embed, status, remove };
   }
 
   it('hls.js starts from the beginning of the growing EVENT playlist of a chunked encode and plays across a chunk border before the asset is Available', async () => {
-    const asset = await playableAsset('hls-h264-ladder', 'HLS', 180);
+    const asset = await playableAsset('hls-h264-ladder', 'HLS', 240);
     const r = await play(browser, page.url, asset.url, { startTime: 0, seconds: 90, untilAdvanced: 8 });
     expect(r.error).toBeUndefined();
     expect(r.videoHeight).toBe(360);
@@ -80,13 +81,34 @@ describe('a VOD asset plays in headless Chromium (hls.js, dash.js) while it is s
     expect(media).not.toContain('#EXT-X-ENDLIST');
     // Written by the chunks: the second chunk's segments follow the first's.
     expect(media).toContain('c0001_00000.ts');
+
+    // Our own embed player plays it too, from its beginning, while it encodes.
+    const embed = await browser.newPage();
+    try {
+      await embed.goto(asset.embed);
+      const times: number[] = [];
+      for (let i = 0; i < 40 && (times.at(-1) ?? 0) < 3; i++) {
+        await embed.waitForTimeout(250);
+        times.push(await embed.evaluate(() => document.querySelector('video')!.currentTime));
+      }
+      expect(await embed.evaluate(() => document.getElementById('message')!.textContent)).toBe('');
+      expect(
+        times.find((x) => x > 0),
+        times.join(', '),
+      ).toBeLessThan(4);
+      expect(times.at(-1)!, times.join(', ')).toBeGreaterThan(2);
+    } finally {
+      await embed.close();
+    }
+    expect(await asset.status()).toBe('Processing');
     // The end of the encode (VOD playlists at the same URLs) is test/vod.playable.test.ts's.
     await asset.remove();
   }, 900_000);
 
   it('dash.js and Shaka start from the beginning of the dynamic MPD of a chunked encode and play across a chunk border before the asset is Available', async () => {
-    // Long enough that the encode still runs after both players (in CI it had finished a 130 s source in 12 s chunks).
-    const asset = await playableAsset('dash-h264-ladder', 'DASH', 180);
+    // Long enough that the encode still runs after both players (in CI it had finished a 130 s source in 12 s chunks;
+    // four minutes since the chunks start from the upload's probe, each a probe sooner).
+    const asset = await playableAsset('dash-h264-ladder', 'DASH', 240);
     const mpd = await (await fetch(asset.url)).text();
     expect(mpd).toContain('type="dynamic"');
     // Laid together from the chunks' segments, named by their times.

@@ -179,12 +179,21 @@
 
   const DRM_TOKEN_NEEDED = 'This video is protected by DRM: the page needs a DRM token (drmToken) to play it';
 
+  /** How often a page asks again for a video that is still being prepared (nothing of it playable yet). */
+  const PREPARING_RETRY_MS = 2000;
+
   async function start() {
     const res = await fetch(boot.sourceUrl);
     const source = await res.json().catch(() => ({}));
     if (!res.ok) return show(source.status?.message ?? `The video cannot be played (${res.status})`);
     // A missing, expired or refused playback token, said in words before the player asks for media.
     if (source.playbackRefusal) return show(source.playbackRefusal);
+    // An upload still being transcoded: it plays from its first seconds, published while the rest encodes.
+    if (!source.live && !source.hlsUrl && !source.dashUrl && (source.status === 'Pending' || source.status === 'Processing')) {
+      show('This video is being prepared: it starts as soon as its first seconds are ready');
+      return void setTimeout(() => start().catch((e) => show(`The player could not start: ${e.message}`)), PREPARING_RETRY_MS);
+    }
+    message.className = '';
     if (source.title) document.title = source.title;
     if (source.poster) video.poster = source.poster;
     video.muted = boot.flags.Muted;
@@ -204,7 +213,9 @@
       if (isProtected(source.hlsProtection) && !drmToken) return show(DRM_TOKEN_NEEDED);
       await loadScript(`${boot.libUrl}/hls.js`);
       const Hls = window.Hls;
-      const hls = new Hls(hlsDrmConfig(source, drmToken));
+      // A video (not live) starts at its beginning, also while it is still encoding (an EVENT playlist, which hls.js
+      // would otherwise join near its end).
+      const hls = new Hls({ ...hlsDrmConfig(source, drmToken), ...(live ? {} : { startPosition: 0 }) });
       if (analyticsOn) report = reportTo(source, 'hls.js', () => hls.levels[hls.currentLevel]?.bitrate);
       hls.on(Hls.Events.ERROR, (_e, d) => {
         if (d.fatal) fail(d.details, hlsFailure(d));
@@ -225,7 +236,8 @@
       dash.on('error', (e) => fail(e.error?.code ?? 'dash', `Playback failed: ${e.error?.message ?? 'dash.js error'}`));
       // dash.js starts an autoplay itself: it refreshes a live MPD only once it has seen the element's `play` event, and
       // a play() before it listens (before the MPD is loaded) is one it never sees: it would stall on the first MPD.
-      dash.initialize(video, source.dashUrl, Boolean(boot.flags.Autoplay));
+      // A video still encoding is a dynamic MPD, which dash.js would join at its end: it starts at 0 (NaN: its default).
+      dash.initialize(video, source.dashUrl, Boolean(boot.flags.Autoplay), live ? NaN : 0);
       if (live && !boot.flags.TimeShift) holdLiveEdge(() => dash.duration());
     } else if (source.hlsUrl && nativeHls) {
       // The browser's own HLS cannot add the DRM token to key requests.

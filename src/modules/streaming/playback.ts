@@ -52,7 +52,9 @@ const PLAYABLE_STATUSES = new Set(['Available', 'Live', 'Finished']);
 export async function playbackSource(ctx: PlatformContext, tenantId: string, assetId: string, opts: { token?: string } = {}): Promise<PlaybackSource> {
   const asset = await getStreamingAsset(ctx, tenantId, assetId);
   const live = asset.type === 'LiveChannel' || asset.type === 'LiveEvent';
-  const outputs = asset.outputs.filter((o) => PLAYABLE_STATUSES.has(o.status));
+  // A video's outputs published while they encode play too (docs/decisions/vod-assets.md), after the finished ones.
+  const growing = live ? [] : asset.outputs.filter((o) => o.status === 'Processing' && o.endpoints.length > 0);
+  const outputs = [...asset.outputs.filter((o) => PLAYABLE_STATUSES.has(o.status)), ...growing];
   // A channel's URLs are stable whatever its state: a player may wait on one that is about to start.
   const candidates = outputs.length || !live ? outputs : asset.outputs;
   const endpoints: PlayableEndpoint[] = candidates.flatMap((o) => o.endpoints);
