@@ -1,4 +1,4 @@
-import { and, count, eq, inArray } from 'drizzle-orm';
+import { and, count, eq, getTableColumns, inArray } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.ts';
 import { FILE_TYPE_EXTENSIONS } from '../../media/fileTypes.ts';
 import { validationError } from '../../platform/errors.ts';
@@ -33,6 +33,9 @@ const SORTS = {
   Id: vodFiles.id,
 };
 
+/** A list shows a file's summary: the kept probe (`media_info`, kilobytes a file) is an encode's, not read here. */
+const { mediaInfo: _probe, ...LISTED } = getTableColumns(vodFiles);
+
 export async function listFiles(db: Queryable, tenantId: string, req: FileListRequest) {
   const fileTypes = Object.keys(FILE_TYPE_EXTENSIONS);
   const statuses = [...(req.status ? [req.status] : []), ...arrayParam(req.statuses)].map((s) => oneOf('statuses', s, FILE_STATUSES));
@@ -57,7 +60,7 @@ export async function listFiles(db: Queryable, tenantId: string, req: FileListRe
   const { limit, offset } = pageWindow(req);
   const [rows, [{ total }]] = await Promise.all([
     db
-      .select()
+      .select(LISTED)
       .from(vodFiles)
       .where(where)
       .orderBy(...order)

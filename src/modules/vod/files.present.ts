@@ -46,7 +46,7 @@ function importProgress(row: FileRow, url: string) {
   return { url, bytesReceived, ...(progressPercent !== undefined ? { progressPercent } : {}) };
 }
 
-export const presentSummary = (row: FileRow) => ({
+export const presentSummary = (row: Omit<FileRow, 'mediaInfo'>) => ({
   id: row.id,
   fileKey: row.fileKey,
   status: row.status,
