@@ -191,7 +191,7 @@
     // An upload still being transcoded: it plays from its first seconds, published while the rest encodes.
     if (!source.live && !source.hlsUrl && !source.dashUrl && (source.status === 'Pending' || source.status === 'Processing')) {
       show('This video is being prepared: it starts as soon as its first seconds are ready');
-      return void setTimeout(() => start().catch((e) => show(`The player could not start: ${e.message}`)), PREPARING_RETRY_MS);
+      return void setTimeout(run, PREPARING_RETRY_MS);
     }
     message.className = '';
     if (source.title) document.title = source.title;
@@ -253,5 +253,9 @@
     if (boot.flags.Autoplay && !usesDash) video.play().catch(() => {});
   }
 
-  start().catch((e) => show(`The player could not start: ${e.message}`));
+  function run() {
+    start().catch((e) => show(`The player could not start: ${e.message}`));
+  }
+
+  run();
 })();
